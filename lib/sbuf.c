@@ -1,0 +1,136 @@
+/*
+ * sbuf.c - a growable string buffer and a JSON string escaper.
+ *
+ * Every JSON document libripple writes (wire records, patches, batches) is
+ * built here. Reading JSON is jansson's job; writing is simple enough that a
+ * buffer and a correct escaper are clearer and much faster than building a tree.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+void sbuf_init(sbuf_t *b) { memset(b, 0, sizeof *b); }
+
+void sbuf_free(sbuf_t *b) {
+  free(b->p);
+  sbuf_init(b);
+}
+
+static int sbuf_grow(sbuf_t *b, size_t extra) {
+  if (b->oom) return -1;
+  if (b->len + extra + 1 <= b->cap) return 0;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < b->len + extra + 1) {
+    if (cap > SIZE_MAX / 2) {
+      b->oom = 1;
+      return -1;
+    }
+    cap *= 2;
+  }
+  char *p = realloc(b->p, cap);
+  if (!p) {
+    b->oom = 1;
+    return -1;
+  }
+  b->p = p;
+  b->cap = cap;
+  return 0;
+}
+
+void sbuf_put(sbuf_t *b, const char *s, size_t n) {
+  if (sbuf_grow(b, n)) return;
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+void sbuf_puts(sbuf_t *b, const char *s) { sbuf_put(b, s, strlen(s)); }
+
+void sbuf_putc(sbuf_t *b, char c) { sbuf_put(b, &c, 1); }
+
+void sbuf_printf(sbuf_t *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char tmp[256];
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n < 0) return;
+  if ((size_t)n < sizeof tmp) {
+    sbuf_put(b, tmp, (size_t)n);
+    return;
+  }
+  if (sbuf_grow(b, (size_t)n)) return;
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+  unsigned char c = s[0];
+  size_t len;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
+  else return 0;
+  if (n < len) return 0;
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80) return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  /* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
+  if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+      (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return len;
+}
+
+void sbuf_json_strn(sbuf_t *b, const char *str, size_t n) {
+  const unsigned char *s = (const unsigned char *)str;
+  sbuf_putc(b, '"');
+  size_t run = 0; /* bytes that need no escaping, copied in one go */
+  for (size_t i = 0; i < n;) {
+    unsigned char c = s[i];
+    size_t l = c >= 0x20 && c != '"' && c != '\\' ? utf8_len(s + i, n - i) : 0;
+    if (l) {
+      run += l;
+      i += l;
+      continue;
+    }
+    sbuf_put(b, (const char *)s + i - run, run);
+    run = 0;
+    switch (c) {
+      case '"': sbuf_put(b, "\\\"", 2); break;
+      case '\\': sbuf_put(b, "\\\\", 2); break;
+      case '\n': sbuf_put(b, "\\n", 2); break;
+      case '\r': sbuf_put(b, "\\r", 2); break;
+      case '\t': sbuf_put(b, "\\t", 2); break;
+      default:
+        if (c < 0x20) sbuf_printf(b, "\\u%04x", c);
+        else sbuf_put(b, "\\ufffd", 6); /* invalid UTF-8 byte */
+    }
+    i++;
+  }
+  sbuf_put(b, (const char *)s + n - run, run);
+  sbuf_putc(b, '"');
+}
+
+void sbuf_json_str(sbuf_t *b, const char *s) { sbuf_json_strn(b, s, strlen(s)); }
+
+int sbuf_take(sbuf_t *b, char **out, size_t *out_len) {
+  if (b->oom) {
+    sbuf_free(b);
+    return RIPPLE_ENOMEM;
+  }
+  if (!b->p && sbuf_grow(b, 0)) return RIPPLE_ENOMEM;
+  b->p[b->len] = '\0';
+  *out = b->p;
+  if (out_len) *out_len = b->len;
+  sbuf_init(b);
+  return RIPPLE_OK;
+}

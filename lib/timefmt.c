@@ -1,0 +1,103 @@
+/*
+ * timefmt.c - wall-clock time as int64 nanoseconds and its RFC 3339 text form.
+ *
+ * The wire format carries nanoseconds because hops in a control plane are often
+ * shorter than a millisecond; every timestamp in ripple goes through here.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "ripple/ripple.h"
+
+int64_t ripple_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void put_digits(char *p, int64_t v, int n) {
+  for (int i = n - 1; i >= 0; i--, v /= 10) p[i] = (char)('0' + v % 10);
+}
+
+void ripple_time_format(int64_t ns, char *out) {
+  int64_t sec = ns / 1000000000, frac = ns % 1000000000;
+  if (frac < 0) {
+    frac += 1000000000;
+    sec -= 1;
+  }
+  time_t t = (time_t)sec;
+  struct tm tm;
+  if (!gmtime_r(&t, &tm)) memset(&tm, 0, sizeof tm);
+  /* Fixed layout "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ": written digit by digit, it
+   * is cheap enough for the shipper's hot loop and can never overflow. */
+  memcpy(out, "0000-00-00T00:00:00.000000000Z", RIPPLE_TIME_STRLEN + 1);
+  put_digits(out, tm.tm_year < -1900 ? 0 : (tm.tm_year + 1900) % 10000, 4);
+  put_digits(out + 5, tm.tm_mon + 1, 2);
+  put_digits(out + 8, tm.tm_mday, 2);
+  put_digits(out + 11, tm.tm_hour, 2);
+  put_digits(out + 14, tm.tm_min, 2);
+  put_digits(out + 17, tm.tm_sec, 2);
+  put_digits(out + 20, frac, 9);
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's method). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  unsigned yoe = (unsigned)(y - era * 400);
+  unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits(const char *s, size_t n, int *out) {
+  int v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9') return -1;
+    v = v * 10 + (s[i] - '0');
+  }
+  *out = v;
+  return 0;
+}
+
+int ripple_time_parse(const char *s, size_t len, int64_t *out) {
+  int y, mo, d, h, mi, se;
+  if (!s || !out || len < 20) return RIPPLE_EINVAL;
+  if (digits(s, 4, &y) || s[4] != '-' || digits(s + 5, 2, &mo) || s[7] != '-' ||
+      digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+      digits(s + 11, 2, &h) || s[13] != ':' || digits(s + 14, 2, &mi) || s[16] != ':' ||
+      digits(s + 17, 2, &se))
+    return RIPPLE_EINVAL;
+  static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || se > 60)
+    return RIPPLE_EINVAL;
+  if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return RIPPLE_EINVAL;
+  size_t i = 19;
+  int64_t frac = 0;
+  if (i < len && s[i] == '.') {
+    size_t nd = 0;
+    for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++, nd++)
+      if (nd < 9) frac = frac * 10 + (s[i] - '0');
+    if (nd == 0) return RIPPLE_EINVAL;
+    for (; nd < 9; nd++) frac *= 10;
+  }
+  int64_t off = 0;
+  if (i < len && (s[i] == 'Z' || s[i] == 'z')) {
+    i++;
+  } else if (i + 6 == len && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+    int oh, om;
+    if (digits(s + i + 1, 2, &oh) || digits(s + i + 4, 2, &om) || oh > 23 || om > 59)
+      return RIPPLE_EINVAL;
+    off = (oh * 3600 + om * 60) * (s[i] == '-' ? -1 : 1);
+    i += 6;
+  } else {
+    return RIPPLE_EINVAL;
+  }
+  if (i != len) return RIPPLE_EINVAL;
+  int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+  int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - off;
+  /* Refuse what does not fit in int64 nanoseconds (years beyond ~2262). */
+  if (secs > INT64_MAX / 1000000000 - 1 || secs < INT64_MIN / 1000000000 + 1) return RIPPLE_ERANGE;
+  *out = secs * 1000000000 + frac;
+  return RIPPLE_OK;
+}

@@ -1,0 +1,114 @@
+/*
+ * testutil.c - see testutil.h.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t next(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1DULL;
+}
+
+static int cap_random(void *ud, void *buf, size_t len) {
+  capture_t *c = ud;
+  unsigned char *p = buf;
+  for (size_t i = 0; i < len; i += 8) {
+    uint64_t v = next(&c->rng);
+    memcpy(p + i, &v, len - i < 8 ? len - i : 8);
+  }
+  return 0;
+}
+
+static int64_t cap_clock(void *ud) { return ((capture_t *)ud)->now; }
+
+static void cap_ml(void *ud, const ripple_mergelog_t *ml) {
+  capture_t *c = ud;
+  if (c->nml == CAP_MAX) fail_msg("capture: too many mergelogs");
+  cap_mergelog_t *m = &c->ml[c->nml++];
+  memset(m, 0, sizeof *m);
+  m->cpid = ml->cpid;
+  if (ml->nsources > CAP_SRC_MAX) fail_msg("capture: too many sources");
+  memcpy(m->sources, ml->sources, ml->nsources * sizeof *ml->sources);
+  m->nsources = ml->nsources;
+  m->time_ns = ml->time_ns;
+  if (ml->component) snprintf(m->component, sizeof m->component, "%s", ml->component);
+  if (ml->object && ml->object->kind) snprintf(m->kind, sizeof m->kind, "%s", ml->object->kind);
+  if (ml->object && ml->object->name) snprintf(m->name, sizeof m->name, "%s", ml->object->name);
+}
+
+static void cap_sp(void *ud, const ripple_span_rec_t *sp) {
+  capture_t *c = ud;
+  if (c->nsp == CAP_MAX) fail_msg("capture: too many spans");
+  cap_span_t *s = &c->sp[c->nsp++];
+  memset(s, 0, sizeof *s);
+  s->cpid = sp->cpid;
+  s->span_id = sp->span_id;
+  s->parent_id = sp->parent_id;
+  snprintf(s->service, sizeof s->service, "%s", sp->service);
+  snprintf(s->name, sizeof s->name, "%s", sp->name);
+  s->start_ns = sp->start_ns;
+  s->end_ns = sp->end_ns;
+  s->nattrs = sp->nattrs;
+  for (size_t i = 0; i < sp->nattrs && i < 8; i++) {
+    snprintf(s->attr_key[i], sizeof s->attr_key[i], "%s", sp->attrs[i].key);
+    snprintf(s->attr_val[i], sizeof s->attr_val[i], "%s", sp->attrs[i].value);
+  }
+}
+
+capture_t *capture_new(uint64_t seed) {
+  capture_t *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  c->rng = seed ? seed : 0x9E3779B97F4A7C15ULL;
+  c->now = 1763762790000000000LL; /* 2025-11-21T22:06:30Z */
+  return c;
+}
+
+ripple_sink_t capture_sink(capture_t *c) {
+  ripple_sink_t k = {cap_ml, cap_sp, c};
+  return k;
+}
+
+ripple_tracer_opts_t capture_opts(capture_t *c, const char *component, uint32_t n) {
+  ripple_tracer_opts_t o = {0};
+  o.component = component;
+  o.max_ancestors = n;
+  o.no_ancestors = n == 0;
+  o.sink = capture_sink(c);
+  o.clock_ns = cap_clock;
+  o.random = cap_random;
+  o.hook_ud = c;
+  return o;
+}
+
+ripple_tracer_t *capture_tracer(capture_t *c, const char *component, uint32_t n) {
+  ripple_tracer_opts_t o = capture_opts(c, component, n);
+  ripple_tracer_t *t = NULL;
+  assert_int_equal(ripple_tracer_new(&o, &t), RIPPLE_OK);
+  return t;
+}
+
+int mergelog_has_source(const cap_mergelog_t *ml, const ripple_cpid_t *id) {
+  for (size_t i = 0; i < ml->nsources; i++)
+    if (ripple_cpid_equal(&ml->sources[i], id)) return 1;
+  return 0;
+}
+
+ripple_cpid_t test_cpid(uint64_t k) {
+  ripple_cpid_t id;
+  memset(&id, 0, sizeof id);
+  uint64_t s = k * 0x9E3779B97F4A7C15ULL + 1;
+  for (int i = 0; i < 2; i++) {
+    uint64_t v = next(&s);
+    memcpy(id.b + 8 * i, &v, 8);
+  }
+  id.b[6] = (uint8_t)((id.b[6] & 0x0f) | 0x40);
+  id.b[8] = (uint8_t)((id.b[8] & 0x3f) | 0x80);
+  return id;
+}

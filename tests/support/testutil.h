@@ -1,0 +1,60 @@
+/*
+ * testutil.h - what the unit tests share: cmocka, a sink that captures records,
+ * a seeded random source and a settable clock, so tests are deterministic.
+ */
+#ifndef RIPPLE_TESTUTIL_H
+#define RIPPLE_TESTUTIL_H
+
+#include <setjmp.h> /* cmocka needs these first */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "ripple/ripple.h"
+
+#define CAP_MAX 4096
+#define CAP_SRC_MAX 64
+
+typedef struct cap_mergelog {
+  ripple_cpid_t cpid;
+  ripple_cpid_t sources[CAP_SRC_MAX];
+  size_t nsources;
+  int64_t time_ns;
+  char component[64];
+  char kind[64], name[64];
+} cap_mergelog_t;
+
+typedef struct cap_span {
+  ripple_cpid_t cpid;
+  uint64_t span_id, parent_id;
+  char service[64], name[64];
+  int64_t start_ns, end_ns;
+  size_t nattrs;
+  char attr_key[8][32], attr_val[8][64];
+} cap_span_t;
+
+/* A sink that records everything (and a deterministic world around it). */
+typedef struct capture {
+  cap_mergelog_t ml[CAP_MAX];
+  size_t nml;
+  cap_span_t sp[CAP_MAX];
+  size_t nsp;
+  uint64_t rng;  /* xorshift64* state */
+  int64_t now;   /* what clock_ns returns */
+} capture_t;
+
+capture_t *capture_new(uint64_t seed);
+ripple_sink_t capture_sink(capture_t *c);
+/* Tracer options wired to the capture's sink, random source and clock. */
+ripple_tracer_opts_t capture_opts(capture_t *c, const char *component, uint32_t n);
+ripple_tracer_t *capture_tracer(capture_t *c, const char *component, uint32_t n);
+
+/* Assertions about mergelogs. */
+int mergelog_has_source(const cap_mergelog_t *ml, const ripple_cpid_t *id);
+
+/* A context from a seed, for hand-built scenarios. */
+ripple_cpid_t test_cpid(uint64_t k);
+
+#endif
