@@ -35,7 +35,7 @@ static void cap_ml(void *ud, const ripple_mergelog_t *ml) {
   memset(m, 0, sizeof *m);
   m->cpid = ml->cpid;
   if (ml->nsources > CAP_SRC_MAX) fail_msg("capture: too many sources");
-  memcpy(m->sources, ml->sources, ml->nsources * sizeof *ml->sources);
+  if (ml->nsources) memcpy(m->sources, ml->sources, ml->nsources * sizeof *ml->sources);
   m->nsources = ml->nsources;
   m->time_ns = ml->time_ns;
   if (ml->component) snprintf(m->component, sizeof m->component, "%s", ml->component);
