@@ -64,9 +64,9 @@ void wire_span_id(uint64_t id, char out[17]);
 
 /* Log at most once per call site per process: for warnings about bad input that
  * could otherwise flood the log. */
-#define RIPPLE_LOG_ONCE(level, event, ...)                                        \
-  do {                                                                            \
-    static atomic_int logged_once_;                                               \
+#define RIPPLE_LOG_ONCE(level, event, ...)                                         \
+  do {                                                                             \
+    static atomic_int logged_once_;                                                \
     if (!atomic_exchange(&logged_once_, 1)) ripple_log(level, event, __VA_ARGS__); \
   } while (0)
 

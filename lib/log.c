@@ -44,8 +44,10 @@ int ripple_log_level_parse(const char *s, ripple_log_level_t *out) {
 }
 
 void ripple_log_set_ctx(const ripple_ctx_t *ctx) {
-  if (ripple_ctx_is_set(ctx)) ripple_cpid_format(&ctx->cpid, cur_cpid);
-  else cur_cpid[0] = '\0';
+  if (ripple_ctx_is_set(ctx))
+    ripple_cpid_format(&ctx->cpid, cur_cpid);
+  else
+    cur_cpid[0] = '\0';
 }
 
 void ripple_log_quote(const char *s, char *out, size_t cap) {
@@ -61,10 +63,14 @@ void ripple_log_quote(const char *s, char *out, size_t cap) {
   out[o++] = '"';
   for (const char *p = s; *p && o + 3 < cap; p++) {
     unsigned char c = (unsigned char)*p;
-    if (c == '"' || c == '\\') out[o++] = '\\', out[o++] = (char)c;
-    else if (c == '\n') out[o++] = '\\', out[o++] = 'n';
-    else if (c < ' ') out[o++] = ' ';
-    else out[o++] = (char)c;
+    if (c == '"' || c == '\\')
+      out[o++] = '\\', out[o++] = (char)c;
+    else if (c == '\n')
+      out[o++] = '\\', out[o++] = 'n';
+    else if (c < ' ')
+      out[o++] = ' ';
+    else
+      out[o++] = (char)c;
   }
   if (o < cap) out[o++] = '"';
   out[o < cap ? o : cap - 1] = '\0';

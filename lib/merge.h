@@ -9,10 +9,10 @@
 
 typedef struct merge_result {
   ripple_merge_kind_t how;
-  ripple_ctx_t out;          /* for RIPPLE_MERGE_NEW the caller sets out.cpid */
-  ripple_cpid_t *sources;    /* caller's buffer of at least m entries */
-  size_t nsources;           /* distinct input CPIDs, input order */
-  int cycle;                 /* the inputs' ancestor lists contradicted each other */
+  ripple_ctx_t out;       /* for RIPPLE_MERGE_NEW the caller sets out.cpid */
+  ripple_cpid_t *sources; /* caller's buffer of at least m entries */
+  size_t nsources;        /* distinct input CPIDs, input order */
+  int cycle;              /* the inputs' ancestor lists contradicted each other */
 } merge_result_t;
 
 /* c[0..m) are set contexts; c[0] is the target's when has_target. */

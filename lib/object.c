@@ -55,7 +55,7 @@ static int annotations(json_t *root, json_t **meta, json_t **ann) {
   if (!*meta) return RIPPLE_OK;
   if (!json_is_object(*meta)) return RIPPLE_EJSON;
   *ann = json_object_get(*meta, "annotations");
-  if (*ann && json_is_null(*ann)) *ann = NULL;
+  if (json_is_null(*ann)) *ann = NULL;
   if (*ann && !json_is_object(*ann)) return RIPPLE_EJSON;
   return RIPPLE_OK;
 }
@@ -70,16 +70,19 @@ int ripple_object_get_ctx(const char *json, size_t len, const char *kind, uint32
   rc = annotations(root, &meta, &ann);
   if (rc == RIPPLE_OK) {
     json_t *v = ann ? json_object_get(ann, key) : NULL;
-    if (!v) rc = RIPPLE_ENOENT;
-    else if (!json_is_string(v)) rc = RIPPLE_EBADCTX;
-    else rc = ripple_ctx_decode(json_string_value(v), json_string_length(v), max_anc, out);
+    if (!v)
+      rc = RIPPLE_ENOENT;
+    else if (!json_is_string(v))
+      rc = RIPPLE_EBADCTX;
+    else
+      rc = ripple_ctx_decode(json_string_value(v), json_string_length(v), max_anc, out);
   }
   json_decref(root);
   return rc;
 }
 
-int ripple_object_set_ctx(const char *json, size_t len, const char *kind,
-                          const ripple_ctx_t *ctx, char **out, size_t *out_len) {
+int ripple_object_set_ctx(const char *json, size_t len, const char *kind, const ripple_ctx_t *ctx,
+                          char **out, size_t *out_len) {
   if (!ctx || !out) return RIPPLE_EINVAL;
   char key[RIPPLE_ANNOTATION_KEYMAX], val[RIPPLE_CTX_STRMAX + 1];
   int rc = ripple_ctx_encode(ctx, val, sizeof val, NULL);
@@ -111,15 +114,17 @@ done:
 /* A JSON Pointer token (RFC 6901): '~' -> "~0", '/' -> "~1". */
 static void put_pointer_token(sbuf_t *b, const char *s) {
   for (; *s; s++) {
-    if (*s == '~') sbuf_put(b, "~0", 2);
-    else if (*s == '/') sbuf_put(b, "~1", 2);
-    else sbuf_putc(b, *s);
+    if (*s == '~')
+      sbuf_put(b, "~0", 2);
+    else if (*s == '/')
+      sbuf_put(b, "~1", 2);
+    else
+      sbuf_putc(b, *s);
   }
 }
 
-int ripple_object_patch_ctx(const char *json, size_t len, const char *kind,
-                            const ripple_ctx_t *ctx, char **out, size_t *out_len,
-                            int *changed) {
+int ripple_object_patch_ctx(const char *json, size_t len, const char *kind, const ripple_ctx_t *ctx,
+                            char **out, size_t *out_len, int *changed) {
   if (!ctx || !out) return RIPPLE_EINVAL;
   char key[RIPPLE_ANNOTATION_KEYMAX], val[RIPPLE_CTX_STRMAX + 1];
   int rc = ripple_ctx_encode(ctx, val, sizeof val, NULL);
@@ -131,7 +136,7 @@ int ripple_object_patch_ctx(const char *json, size_t len, const char *kind,
     return rc;
   }
   json_t *cur = ann ? json_object_get(ann, key) : NULL;
-  int same = cur && json_is_string(cur) && strcmp(json_string_value(cur), val) == 0;
+  int same = json_is_string(cur) && strcmp(json_string_value(cur), val) == 0;
   sbuf_t b;
   sbuf_init(&b);
   if (same) {

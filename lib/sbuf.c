@@ -20,7 +20,7 @@ void sbuf_free(sbuf_t *b) {
 
 static int sbuf_grow(sbuf_t *b, size_t extra) {
   if (b->oom) return -1;
-  if (b->len + extra + 1 <= b->cap) return 0;
+  if (b->p && b->len + extra + 1 <= b->cap) return 0;
   size_t cap = b->cap ? b->cap : 256;
   while (cap < b->len + extra + 1) {
     if (cap > SIZE_MAX / 2) {
@@ -74,10 +74,14 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
   size_t len;
   uint32_t cp;
   if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) len = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef) len = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4) len = 4, cp = c & 0x07;
-  else return 0;
+  if (c >= 0xc2 && c <= 0xdf)
+    len = 2, cp = c & 0x1f;
+  else if (c >= 0xe0 && c <= 0xef)
+    len = 3, cp = c & 0x0f;
+  else if (c >= 0xf0 && c <= 0xf4)
+    len = 4, cp = c & 0x07;
+  else
+    return 0;
   if (n < len) return 0;
   for (size_t i = 1; i < len; i++) {
     if ((s[i] & 0xc0) != 0x80) return 0;
@@ -111,8 +115,10 @@ void sbuf_json_strn(sbuf_t *b, const char *str, size_t n) {
       case '\r': sbuf_put(b, "\\r", 2); break;
       case '\t': sbuf_put(b, "\\t", 2); break;
       default:
-        if (c < 0x20) sbuf_printf(b, "\\u%04x", c);
-        else sbuf_put(b, "\\ufffd", 6); /* invalid UTF-8 byte */
+        if (c < 0x20)
+          sbuf_printf(b, "\\u%04x", c);
+        else
+          sbuf_put(b, "\\ufffd", 6); /* invalid UTF-8 byte */
     }
     i++;
   }
@@ -127,8 +133,10 @@ int sbuf_take(sbuf_t *b, char **out, size_t *out_len) {
     sbuf_free(b);
     return RIPPLE_ENOMEM;
   }
-  if (!b->p && sbuf_grow(b, 0)) return RIPPLE_ENOMEM;
-  b->p[b->len] = '\0';
+  if (!b->p) {
+    sbuf_put(b, "", 0); /* an empty document is still a string */
+    if (b->oom || !b->p) return RIPPLE_ENOMEM;
+  }
   *out = b->p;
   if (out_len) *out_len = b->len;
   sbuf_init(b);

@@ -71,7 +71,9 @@ static char *scopy(char **dst, const char *s) {
 static rec_t *copy_mergelog(const ripple_mergelog_t *ml) {
   const ripple_objref_t *o = ml->object;
   size_t strs = slen(ml->component);
-  if (o) strs += slen(o->api_version) + slen(o->kind) + slen(o->namespace_) + slen(o->name) + slen(o->uid);
+  if (o)
+    strs +=
+        slen(o->api_version) + slen(o->kind) + slen(o->namespace_) + slen(o->name) + slen(o->uid);
   size_t srcs = ml->nsources * sizeof(ripple_cpid_t);
   rec_t *r = malloc(sizeof *r + srcs + strs);
   if (!r) return NULL;
@@ -157,8 +159,12 @@ int ripple_shipper_enqueue_span(ripple_shipper_t *s, const ripple_span_rec_t *sp
   return enqueue(s, copy_sp_cb, sp);
 }
 
-static void sink_ml(void *ud, const ripple_mergelog_t *ml) { (void)ripple_shipper_enqueue_mergelog(ud, ml); }
-static void sink_sp(void *ud, const ripple_span_rec_t *sp) { (void)ripple_shipper_enqueue_span(ud, sp); }
+static void sink_ml(void *ud, const ripple_mergelog_t *ml) {
+  (void)ripple_shipper_enqueue_mergelog(ud, ml);
+}
+static void sink_sp(void *ud, const ripple_span_rec_t *sp) {
+  (void)ripple_shipper_enqueue_span(ud, sp);
+}
 
 ripple_sink_t ripple_shipper_sink(ripple_shipper_t *s) {
   ripple_sink_t k = {sink_ml, sink_sp, s};
@@ -196,7 +202,8 @@ static send_result_t post(ripple_shipper_t *s, CURL *c, const char *url, const s
   if (rc != CURLE_OK) return SEND_RETRY;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
   curl_off_t ra = 0;
-  if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0) *retry_after = (long)ra;
+  if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+    *retry_after = (long)ra;
   if (*status >= 200 && *status < 300) return SEND_OK;
   if (*status >= 400 && *status < 500 && *status != 408 && *status != 429) return SEND_REJECTED;
   return SEND_RETRY;
@@ -265,8 +272,10 @@ static void send_batch(ripple_shipper_t *s, CURL *c, rec_t **batch, size_t n) {
     sbuf_t *b = batch[i]->type == REC_MERGELOG ? &ml : &sp;
     size_t *k = batch[i]->type == REC_MERGELOG ? &nml : &nsp;
     sbuf_putc(b, (*k)++ ? ',' : '[');
-    if (batch[i]->type == REC_MERGELOG) wire_mergelog(b, &batch[i]->u.ml);
-    else wire_span(b, &batch[i]->u.sp);
+    if (batch[i]->type == REC_MERGELOG)
+      wire_mergelog(b, &batch[i]->u.ml);
+    else
+      wire_span(b, &batch[i]->u.sp);
     free(batch[i]);
   }
   if (ml.oom || sp.oom) {
@@ -284,7 +293,7 @@ static void send_batch(ripple_shipper_t *s, CURL *c, rec_t **batch, size_t n) {
 static void *run(void *arg) {
   ripple_shipper_t *s = arg;
   CURL *c = curl_easy_init();
-  rec_t **batch = malloc(s->o.batch_max * sizeof *batch);
+  rec_t **batch = malloc(s->o.batch_max * sizeof(rec_t *));
   if (c) {
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)s->o.timeout_ms);
@@ -315,7 +324,8 @@ static void *run(void *arg) {
     atomic_store_explicit(&s->approx_count, s->count, memory_order_relaxed);
     if (s->count == 0) s->flush_req = 0;
     pthread_mutex_unlock(&s->mu);
-    if (n && c && batch) send_batch(s, c, batch, n);
+    if (n && c && batch)
+      send_batch(s, c, batch, n);
     else if (n) { /* could not set up curl: nothing can be sent */
       for (size_t i = 0; i < n; i++) free(batch ? batch[i] : NULL);
       atomic_fetch_add(&s->st.abandoned, n);
@@ -336,7 +346,7 @@ static char *join(const char *a, const char *b) {
   size_t n = strlen(a), m = strlen(b);
   while (n && a[n - 1] == '/') n--;
   char *r = malloc(n + m + 1);
-  if (r) memcpy(r, a, n), memcpy(r + n, b, m + 1);
+  if (r) snprintf(r, n + m + 1, "%.*s%s", (int)n, a, b);
   return r;
 }
 
@@ -372,7 +382,7 @@ int ripple_shipper_new(const ripple_shipper_opts_t *opts, ripple_shipper_t **out
   pthread_cond_init(&s->drained, NULL);
   s->url_ml = join(opts->url, "/v1/mergelogs");
   s->url_sp = join(opts->url, "/v1/spans");
-  s->ring = calloc(s->o.queue_capacity, sizeof *s->ring);
+  s->ring = calloc(s->o.queue_capacity, sizeof(rec_t *));
   if (opts->bearer_token) {
     s->auth = malloc(strlen(opts->bearer_token) + 32);
     if (s->auth)

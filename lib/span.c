@@ -110,7 +110,7 @@ void ripple_span_end(ripple_span_t *s) {
   ripple_tracer_t *t = s->t;
   atomic_fetch_add(&t->st.spans, 1);
   if (t->sink.span) {
-    ripple_span_rec_t rec = {s->cpid,  s->id,          s->parent, t->component, s->name,
+    ripple_span_rec_t rec = {s->cpid,  s->id,         s->parent, t->component, s->name,
                              s->start, tracer_now(t), s->attrs,  s->nattrs};
     t->sink.span(t->sink.ud, &rec);
   }

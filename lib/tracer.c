@@ -98,8 +98,8 @@ int ripple_tracer_extract_str(ripple_tracer_t *t, const char *s, size_t len, rip
   return absent_if_bad(t, ripple_ctx_decode(s, len, t->n, out));
 }
 
-static void emit_mergelog(ripple_tracer_t *t, const ripple_cpid_t *cpid,
-                          const ripple_cpid_t *src, size_t nsrc, const ripple_objref_t *obj) {
+static void emit_mergelog(ripple_tracer_t *t, const ripple_cpid_t *cpid, const ripple_cpid_t *src,
+                          size_t nsrc, const ripple_objref_t *obj) {
   if (!t->sink.mergelog) return;
   ripple_mergelog_t ml = {*cpid, src, nsrc, tracer_now(t), t->component, obj};
   t->sink.mergelog(t->sink.ud, &ml);
@@ -119,22 +119,20 @@ int ripple_root(ripple_tracer_t *t, const ripple_objref_t *obj, ripple_ctx_t *ou
 
 #define MERGE_STACK 16
 
-int ripple_merge(ripple_tracer_t *t, const ripple_ctx_t *target,
-                 const ripple_ctx_t *const *sources, size_t nsources,
-                 const ripple_objref_t *obj, ripple_ctx_t *out, ripple_merge_kind_t *how) {
+int ripple_merge(ripple_tracer_t *t, const ripple_ctx_t *target, const ripple_ctx_t *const *sources,
+                 size_t nsources, const ripple_objref_t *obj, ripple_ctx_t *out,
+                 ripple_merge_kind_t *how) {
   if (!t || !out || (nsources && !sources)) return RIPPLE_EINVAL;
   const ripple_ctx_t *cbuf[MERGE_STACK];
   ripple_cpid_t sbuf[MERGE_STACK];
   const ripple_ctx_t **c = cbuf;
   merge_result_t res = {.sources = sbuf};
+  void *heap = NULL; /* one block for both arrays when the stack is too small */
   if (nsources + 1 > MERGE_STACK) {
-    c = malloc((nsources + 1) * sizeof *c);
-    res.sources = malloc((nsources + 1) * sizeof *res.sources);
-    if (!c || !res.sources) {
-      free(c == cbuf ? NULL : c);
-      free(res.sources == sbuf ? NULL : res.sources);
-      return RIPPLE_ENOMEM;
-    }
+    heap = malloc((nsources + 1) * (sizeof(ripple_cpid_t) + sizeof(const ripple_ctx_t *)));
+    if (!heap) return RIPPLE_ENOMEM;
+    res.sources = heap;
+    c = (const ripple_ctx_t **)(res.sources + nsources + 1);
   }
   size_t m = 0;
   int has_target = ripple_ctx_is_set(target);
@@ -159,8 +157,7 @@ int ripple_merge(ripple_tracer_t *t, const ripple_ctx_t *target,
     *out = res.out;
     if (how) *how = res.how;
   }
-  if (c != cbuf) free(c);
-  if (res.sources != sbuf) free(res.sources);
+  free(heap);
   return rc;
 }
 

@@ -87,7 +87,8 @@ void wire_span(sbuf_t *b, const ripple_span_rec_t *sp) {
   if (sp->nattrs) {
     int first = 1;
     sbuf_puts(b, ",\"attributes\":{");
-    for (size_t i = 0; i < sp->nattrs; i++) put_field(b, &first, sp->attrs[i].key, sp->attrs[i].value);
+    for (size_t i = 0; i < sp->nattrs; i++)
+      put_field(b, &first, sp->attrs[i].key, sp->attrs[i].value);
     sbuf_putc(b, '}');
   }
   sbuf_putc(b, '}');

@@ -163,15 +163,14 @@ int ripple_object_get_ctx(const char *json, size_t len, const char *kind, uint32
 /* Return a copy of the object (*out, ripple_free it) with the context set and
  * every other field kept: same keys in the same order, same values. Numbers keep
  * their value (integers exactly, reals to double precision). */
-int ripple_object_set_ctx(const char *json, size_t len, const char *kind,
-                          const ripple_ctx_t *ctx, char **out, size_t *out_len);
+int ripple_object_set_ctx(const char *json, size_t len, const char *kind, const ripple_ctx_t *ctx,
+                          char **out, size_t *out_len);
 
 /* Return a JSON Patch (RFC 6902) that sets the context on the given object, as
  * an admission webhook answers. *changed is 0 and the patch is "[]" when the
  * object already carries exactly this context, so decisions stay idempotent. */
-int ripple_object_patch_ctx(const char *json, size_t len, const char *kind,
-                            const ripple_ctx_t *ctx, char **out, size_t *out_len,
-                            int *changed);
+int ripple_object_patch_ctx(const char *json, size_t len, const char *kind, const ripple_ctx_t *ctx,
+                            char **out, size_t *out_len, int *changed);
 
 /* ---------------------------------------------------------------------------
  * Records: what a tracer emits
@@ -235,25 +234,25 @@ int ripple_span_to_json(const ripple_span_rec_t *sp, char **out, size_t *out_len
 typedef struct ripple_tracer ripple_tracer_t;
 
 typedef struct ripple_tracer_opts {
-  const char *component;   /* who emits: "kubectl", "deployment-controller"; required */
-  uint32_t max_ancestors;  /* N; 0 means "use RIPPLE_ANC_DEFAULT", see no_ancestors */
-  int no_ancestors;        /* set to run with N = 0 (the paper's baseline) */
-  ripple_sink_t sink;      /* where mergelogs and spans go; may be all NULL */
+  const char *component;  /* who emits: "kubectl", "deployment-controller"; required */
+  uint32_t max_ancestors; /* N; 0 means "use RIPPLE_ANC_DEFAULT", see no_ancestors */
+  int no_ancestors;       /* set to run with N = 0 (the paper's baseline) */
+  ripple_sink_t sink;     /* where mergelogs and spans go; may be all NULL */
   /* Optional hooks for tests and simulations; NULL means the real thing. */
-  int64_t (*clock_ns)(void *ud);                   /* wall clock */
+  int64_t (*clock_ns)(void *ud);                  /* wall clock */
   int (*random)(void *ud, void *buf, size_t len); /* random bytes, returns 0 on success */
   void *hook_ud;
 } ripple_tracer_opts_t;
 
 typedef struct ripple_tracer_stats {
-  uint64_t roots;       /* root contexts started */
-  uint64_t merges;      /* ripple_merge calls that produced a context */
-  uint64_t mergelogs;   /* new CPIDs made by merging (mergelogs emitted, roots excluded) */
-  uint64_t reused;      /* merges answered by reusing a CPID that descends from all */
-  uint64_t unchanged;   /* merges that left the target exactly as it was */
-  uint64_t bad_ctx;     /* malformed or unknown-version contexts treated as absent */
-  uint64_t cycles;      /* contradictory ancestor lists (no root); merged anew */
-  uint64_t spans;       /* spans ended */
+  uint64_t roots;     /* root contexts started */
+  uint64_t merges;    /* ripple_merge calls that produced a context */
+  uint64_t mergelogs; /* new CPIDs made by merging (mergelogs emitted, roots excluded) */
+  uint64_t reused;    /* merges answered by reusing a CPID that descends from all */
+  uint64_t unchanged; /* merges that left the target exactly as it was */
+  uint64_t bad_ctx;   /* malformed or unknown-version contexts treated as absent */
+  uint64_t cycles;    /* contradictory ancestor lists (no root); merged anew */
+  uint64_t spans;     /* spans ended */
 } ripple_tracer_stats_t;
 
 int ripple_tracer_new(const ripple_tracer_opts_t *opts, ripple_tracer_t **out);
@@ -292,9 +291,9 @@ typedef enum ripple_merge_kind {
  * (N = 0, or an Endpoints object over Pods of many changes) nothing local can
  * remember them all, and a repeat merges anew. `obj` names the target in the
  * mergelog and may be NULL; `how` may be NULL. */
-int ripple_merge(ripple_tracer_t *t, const ripple_ctx_t *target,
-                 const ripple_ctx_t *const *sources, size_t nsources,
-                 const ripple_objref_t *obj, ripple_ctx_t *out, ripple_merge_kind_t *how);
+int ripple_merge(ripple_tracer_t *t, const ripple_ctx_t *target, const ripple_ctx_t *const *sources,
+                 size_t nsources, const ripple_objref_t *obj, ripple_ctx_t *out,
+                 ripple_merge_kind_t *how);
 
 const char *ripple_merge_kind_name(ripple_merge_kind_t how);
 
@@ -345,14 +344,14 @@ typedef struct ripple_shipper_opts {
 } ripple_shipper_opts_t;
 
 typedef struct ripple_shipper_stats {
-  uint64_t enqueued;   /* records accepted into the queue */
-  uint64_t sent;       /* records the server acknowledged (2xx) */
-  uint64_t dropped;    /* records dropped because the queue was full */
-  uint64_t rejected;   /* records in batches the server refused for good (4xx) */
-  uint64_t abandoned;  /* records still queued when the shipper was freed */
-  uint64_t requests;   /* HTTP requests made */
-  uint64_t failures;   /* requests that failed and were retried */
-  uint64_t queued;     /* records waiting now */
+  uint64_t enqueued;  /* records accepted into the queue */
+  uint64_t sent;      /* records the server acknowledged (2xx) */
+  uint64_t dropped;   /* records dropped because the queue was full */
+  uint64_t rejected;  /* records in batches the server refused for good (4xx) */
+  uint64_t abandoned; /* records still queued when the shipper was freed */
+  uint64_t requests;  /* HTTP requests made */
+  uint64_t failures;  /* requests that failed and were retried */
+  uint64_t queued;    /* records waiting now */
 } ripple_shipper_stats_t;
 
 int ripple_shipper_new(const ripple_shipper_opts_t *opts, ripple_shipper_t **out);

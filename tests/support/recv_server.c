@@ -80,8 +80,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     int valid;
     size_t n = count_records(b, &valid);
     if (!valid) r->invalid++;
-    if (strcmp(url, "/v1/mergelogs") == 0) r->mergelogs += n;
-    else if (strcmp(url, "/v1/spans") == 0) r->spans += n;
+    if (strcmp(url, "/v1/mergelogs") == 0)
+      r->mergelogs += n;
+    else if (strcmp(url, "/v1/spans") == 0)
+      r->spans += n;
   }
   pthread_mutex_unlock(&r->mu);
   return reply(c, atomic_load(&r->stopping) ? 503 : status);
@@ -103,9 +105,9 @@ recv_server_t *recv_start(void) {
   r->status = 200;
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
   sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  r->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0,
-                          NULL, NULL, handle, r, MHD_OPTION_SOCK_ADDR, &sa,
-                          MHD_OPTION_NOTIFY_COMPLETED, done, r, MHD_OPTION_END);
+  r->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL,
+                          NULL, handle, r, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
+                          done, r, MHD_OPTION_END);
   if (!r->d) {
     free(r);
     return NULL;

@@ -41,8 +41,8 @@ typedef struct capture {
   size_t nml;
   cap_span_t sp[CAP_MAX];
   size_t nsp;
-  uint64_t rng;  /* xorshift64* state */
-  int64_t now;   /* what clock_ns returns */
+  uint64_t rng; /* xorshift64* state */
+  int64_t now;  /* what clock_ns returns */
 } capture_t;
 
 capture_t *capture_new(uint64_t seed);

@@ -123,6 +123,7 @@ static void ctx_decode_rejects(void **state) {
     char s[RIPPLE_CTX_STRMAX + 64];
     int rc;
   } cases[16];
+  memset(cases, 0, sizeof cases);
   size_t n = 0;
 #define CASE(rcv, ...) (snprintf(cases[n].s, sizeof cases[n].s, __VA_ARGS__), cases[n++].rc = (rcv))
   CASE(RIPPLE_EBADCTX, "%s", "");
@@ -130,9 +131,9 @@ static void ctx_decode_rejects(void **state) {
   CASE(RIPPLE_EBADCTX, "%s", "1;");
   CASE(RIPPLE_EBADCTX, "1;%s;", a);
   CASE(RIPPLE_EBADCTX, "1;%s;%s,", a, b);
-  CASE(RIPPLE_EBADCTX, "1;%s,%s", a, b);        /* wrong separator */
-  CASE(RIPPLE_EBADCTX, "1;%s;%s,%s", a, b, b);  /* duplicate ancestor */
-  CASE(RIPPLE_EBADCTX, "1;%s;%s", a, a);        /* its own ancestor */
+  CASE(RIPPLE_EBADCTX, "1;%s,%s", a, b);       /* wrong separator */
+  CASE(RIPPLE_EBADCTX, "1;%s;%s,%s", a, b, b); /* duplicate ancestor */
+  CASE(RIPPLE_EBADCTX, "1;%s;%s", a, a);       /* its own ancestor */
   CASE(RIPPLE_EBADCTX, "1;%s %s", a, b);
   CASE(RIPPLE_EBADCTX, "x;%s", a);
   CASE(RIPPLE_EBADCTX, "{\"cpid\":\"%s\"}", a);

@@ -272,7 +272,7 @@ static void many_sources(void **state) {
   ripple_tracer_t *t;
   assert_int_equal(ripple_tracer_new(&o, &t), RIPPLE_OK);
   ripple_ctx_t *pods = calloc(PODS + 1, sizeof *pods);
-  const ripple_ctx_t **src = calloc(PODS + 1, sizeof *src);
+  const ripple_ctx_t **src = calloc(PODS + 1, sizeof(const ripple_ctx_t *));
   assert_non_null(pods);
   assert_non_null(src);
   ripple_ctx_t svc, out;

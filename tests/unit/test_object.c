@@ -10,10 +10,12 @@
 #include "testutil.h"
 
 static const char *pod =
-    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1\",\"namespace\":\"default\","
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1\",\"namespace\":"
+    "\"default\","
     "\"labels\":{\"app\":\"web\"},\"annotations\":{\"a/b\":\"keep\"}},"
     "\"spec\":{\"nodeName\":\"kwok-node-0\",\"priority\":0,\"overhead\":{\"cpu\":\"250m\"},"
-    "\"weight\":0.1,\"big\":9007199254740993,\"tolerations\":[]},\"status\":{\"phase\":\"Running\"}}";
+    "\"weight\":0.1,\"big\":9007199254740993,\"tolerations\":[]},\"status\":{\"phase\":\"Running\"}"
+    "}";
 
 static ripple_ctx_t ctx_with(uint64_t k, uint32_t nanc) {
   ripple_ctx_t c;
@@ -77,7 +79,7 @@ static void get_absent_and_bad(void **state) {
       {"{\"kind\":\"Pod\",\"metadata\":{}}", NULL, RIPPLE_ENOENT},
       {"{\"kind\":\"Pod\"}", NULL, RIPPLE_ENOENT},
       {"{\"kind\":\"Pod\",\"metadata\":{\"annotations\":null}}", NULL, RIPPLE_ENOENT},
-      {"{\"metadata\":{\"annotations\":{}}}", NULL, RIPPLE_EJSON}, /* no kind */
+      {"{\"metadata\":{\"annotations\":{}}}", NULL, RIPPLE_EJSON},   /* no kind */
       {"{\"metadata\":{\"annotations\":{}}}", "Pod", RIPPLE_ENOENT}, /* list item */
       {"{\"kind\":\"Pod\",\"metadata\":[]}", NULL, RIPPLE_EJSON},
       {"{\"kind\":\"Pod\",\"metadata\":{\"annotations\":\"x\"}}", NULL, RIPPLE_EJSON},
@@ -107,13 +109,14 @@ static void copied_annotations_do_not_collide(void **state) {
   const char *obj = "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-5d\"}}";
   assert_int_equal(ripple_object_set_ctx(obj, strlen(obj), "Deployment", &dep, &with_dep, NULL),
                    RIPPLE_OK);
-  assert_int_equal(ripple_object_get_ctx(with_dep, strlen(with_dep), NULL, 10, &got), RIPPLE_ENOENT);
+  assert_int_equal(ripple_object_get_ctx(with_dep, strlen(with_dep), NULL, 10, &got),
+                   RIPPLE_ENOENT);
   assert_int_equal(ripple_object_set_ctx(with_dep, strlen(with_dep), NULL, &rs, &with_both, NULL),
                    RIPPLE_OK);
   assert_int_equal(ripple_object_get_ctx(with_both, strlen(with_both), NULL, 10, &got), RIPPLE_OK);
   assert_true(ripple_ctx_equal(&got, &rs));
-  assert_int_equal(
-      ripple_object_get_ctx(with_both, strlen(with_both), "Deployment", 10, &got), RIPPLE_OK);
+  assert_int_equal(ripple_object_get_ctx(with_both, strlen(with_both), "Deployment", 10, &got),
+                   RIPPLE_OK);
   assert_true(ripple_ctx_equal(&got, &dep));
   ripple_free(with_dep);
   ripple_free(with_both);
@@ -154,9 +157,12 @@ static json_t *apply_patch(json_t *doc, const char *patch) {
     for (;;) {
       size_t n = 0;
       while (*p && *p != '/') {
-        if (p[0] == '~' && p[1] == '1') tok[n++] = '/', p += 2;
-        else if (p[0] == '~' && p[1] == '0') tok[n++] = '~', p += 2;
-        else tok[n++] = *p++;
+        if (p[0] == '~' && p[1] == '1')
+          tok[n++] = '/', p += 2;
+        else if (p[0] == '~' && p[1] == '0')
+          tok[n++] = '~', p += 2;
+        else
+          tok[n++] = *p++;
       }
       tok[n] = '\0';
       if (!*p) break;
@@ -211,7 +217,8 @@ static void tracer_extract_counts_bad(void **state) {
   ripple_tracer_t *t = capture_tracer(cap, "c", 3);
   ripple_log_setup("test", RIPPLE_LOG_ERROR, NULL, NULL); /* keep the warning quiet */
   ripple_ctx_t c;
-  const char *bad = "{\"kind\":\"Pod\",\"metadata\":{\"annotations\":{\"cpid.ripple.dev/pod\":\"1;nope\"}}}";
+  const char *bad =
+      "{\"kind\":\"Pod\",\"metadata\":{\"annotations\":{\"cpid.ripple.dev/pod\":\"1;nope\"}}}";
   const char *broken = "{\"kind\":";
   assert_int_equal(ripple_tracer_extract(t, bad, strlen(bad), NULL, &c), RIPPLE_ENOENT);
   assert_false(ripple_ctx_is_set(&c));

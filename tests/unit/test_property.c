@@ -31,7 +31,7 @@ typedef struct model {
 } model_t;
 
 typedef struct op {
-  int root;   /* operator change (else: controller write) */
+  int root; /* operator change (else: controller write) */
   int obj;
 } op_t;
 
@@ -63,8 +63,7 @@ static int reaches(const capture_t *c, const ripple_cpid_t *from, const ripple_c
   if (ripple_cpid_equal(from, to)) return 1;
   if (depth > 64) return 0;
   for (size_t i = 0; i < c->nml; i++)
-    if (mergelog_has_source(&c->ml[i], from) && reaches(c, &c->ml[i].cpid, to, depth + 1))
-      return 1;
+    if (mergelog_has_source(&c->ml[i], from) && reaches(c, &c->ml[i].cpid, to, depth + 1)) return 1;
   return 0;
 }
 

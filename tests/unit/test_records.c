@@ -17,7 +17,9 @@ static json_t *parse(const char *s) {
   return j;
 }
 
-static const char *str(json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
+static const char *str(json_t *o, const char *k) {
+  return json_string_value(json_object_get(o, k));
+}
 
 static void spans_parent_child_and_attrs(void **state) {
   (void)state;
@@ -69,7 +71,8 @@ static void mergelog_json(void **state) {
   (void)state;
   ripple_cpid_t src[2] = {test_cpid(1), test_cpid(2)};
   ripple_objref_t obj = {"apps/v1", "ReplicaSet", "default", "web-\"5d\"", NULL};
-  ripple_mergelog_t ml = {test_cpid(3), src, 2, 1763762790123456789LL, "deployment-controller", &obj};
+  ripple_mergelog_t ml = {test_cpid(3), src, 2, 1763762790123456789LL, "deployment-controller",
+                          &obj};
   char *s = NULL;
   size_t len;
   assert_int_equal(ripple_mergelog_to_json(&ml, &s, &len), RIPPLE_OK);
@@ -115,7 +118,7 @@ static void span_json_escapes_anything(void **state) {
   const char *svc = str(j, "service");
   assert_non_null(svc);
   assert_memory_equal(svc, "a\"b\\c\n\x01", 7);
-  assert_non_null(strstr(svc, "caf\xc3\xa9")); /* valid UTF-8 kept as is */
+  assert_non_null(strstr(svc, "caf\xc3\xa9"));  /* valid UTF-8 kept as is */
   assert_non_null(strstr(svc, "\xef\xbf\xbd")); /* invalid bytes became U+FFFD */
   assert_non_null(json_object_get(json_object_get(j, "attributes"), "k\"ey"));
   json_decref(j);
@@ -146,8 +149,8 @@ static void log_lines(void **state) {
   assert_int_equal(lines, 1);
   char cpid[RIPPLE_CPID_STRLEN + 1], want[128];
   ripple_cpid_format(&c.cpid, cpid);
-  snprintf(want, sizeof want, "level=warn component=webhook event=admitted cpid=%s object=pods/web-1",
-           cpid);
+  snprintf(want, sizeof want,
+           "level=warn component=webhook event=admitted cpid=%s object=pods/web-1", cpid);
   assert_non_null(strstr(last_line, want));
   assert_non_null(strstr(last_line, "note=\"two words \\\"and\\\" more\""));
   assert_int_equal(strncmp(last_line, "ts=", 3), 0);
@@ -183,8 +186,8 @@ static void time_round_trip(void **state) {
   assert_int_equal(t, 1763762790500000000LL);
   assert_int_equal(ripple_time_parse("2025-11-21T22:06:30Z", 20, &t), RIPPLE_OK);
   assert_int_equal(t, 1763762790000000000LL);
-  const char *bad[] = {"2025-11-21", "2025-13-01T00:00:00Z", "2025-02-29T00:00:00Z",
-                       "2025-11-21T22:06:30", "2025-11-21T22:06:30.Z", "2025-11-21T22:06:30Zjunk",
+  const char *bad[] = {"2025-11-21",           "2025-13-01T00:00:00Z",  "2025-02-29T00:00:00Z",
+                       "2025-11-21T22:06:30",  "2025-11-21T22:06:30.Z", "2025-11-21T22:06:30Zjunk",
                        "2025-11-21T24:00:00Z", "20x5-11-21T22:06:30Z"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     assert_int_not_equal(ripple_time_parse(bad[i], strlen(bad[i]), &t), RIPPLE_OK);

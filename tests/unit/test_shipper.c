@@ -5,17 +5,19 @@
  * timeout would fail it). After shutdown every record is accounted for:
  * enqueued = sent + rejected + abandoned.
  */
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include "recv_server.h"
 #include "testutil.h"
 
-static void url_of(int port, char *out, size_t cap) { snprintf(out, cap, "http://127.0.0.1:%d", port); }
+static void url_of(int port, char *out, size_t cap) {
+  snprintf(out, cap, "http://127.0.0.1:%d", port);
+}
 
 static ripple_tracer_t *tracer_into(ripple_shipper_t *s) {
   ripple_tracer_opts_t o = {.component = "test", .sink = ripple_shipper_sink(s)};
@@ -48,8 +50,8 @@ static void delivers_everything(void **state) {
   assert_non_null(r);
   char url[64];
   url_of(recv_port(r), url, sizeof url);
-  ripple_shipper_opts_t o = {.url = url, .bearer_token = "s3cret", .batch_max = 100,
-                             .flush_interval_ms = 20};
+  ripple_shipper_opts_t o = {
+      .url = url, .bearer_token = "s3cret", .batch_max = 100, .flush_interval_ms = 20};
   ripple_shipper_t *s;
   assert_int_equal(ripple_shipper_new(&o, &s), RIPPLE_OK);
   ripple_tracer_t *t = tracer_into(s);
@@ -133,8 +135,11 @@ static void dead_server_drops_and_counts(void **state) {
   (void)state;
   char url[64];
   url_of(dead_port(), url, sizeof url);
-  ripple_shipper_opts_t o = {.url = url, .queue_capacity = 100, .batch_max = 10,
-                             .backoff_min_ms = 50, .backoff_max_ms = 200};
+  ripple_shipper_opts_t o = {.url = url,
+                             .queue_capacity = 100,
+                             .batch_max = 10,
+                             .backoff_min_ms = 50,
+                             .backoff_max_ms = 200};
   ripple_shipper_t *s;
   assert_int_equal(ripple_shipper_new(&o, &s), RIPPLE_OK);
   ripple_tracer_t *t = tracer_into(s);
@@ -148,9 +153,10 @@ static void dead_server_drops_and_counts(void **state) {
   ripple_tracer_free(t);
   ripple_shipper_free(s, 10);
   assert_int_equal(st.sent, 0);
-  check_accounting(&(ripple_shipper_stats_t){.enqueued = st.enqueued, .dropped = st.dropped,
-                                             .abandoned = st.enqueued},
-                   10000);
+  check_accounting(
+      &(ripple_shipper_stats_t){
+          .enqueued = st.enqueued, .dropped = st.dropped, .abandoned = st.enqueued},
+      10000);
 }
 
 /* A server that accepts and never answers: shutting down must not wait for
@@ -186,8 +192,8 @@ static void accounting_after_shutdown(void **state) {
   recv_configure(r, 200, 2, 0);
   char url[64];
   url_of(recv_port(r), url, sizeof url);
-  ripple_shipper_opts_t o = {.url = url, .queue_capacity = 300, .batch_max = 50,
-                             .backoff_min_ms = 1, .backoff_max_ms = 2};
+  ripple_shipper_opts_t o = {
+      .url = url, .queue_capacity = 300, .batch_max = 50, .backoff_min_ms = 1, .backoff_max_ms = 2};
   ripple_shipper_t *s;
   assert_int_equal(ripple_shipper_new(&o, &s), RIPPLE_OK);
   ripple_tracer_t *t = tracer_into(s);

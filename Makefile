@@ -1,0 +1,68 @@
+# ripple - top-level entry points. CMake does the building; this file only
+# names the jobs people run. Every target installs what is missing first.
+#
+#   make demo    set everything up and run the main demo
+#   make test    set everything up and run every test (also under ASan/UBSan)
+#   make bench   run the benchmarks and print their figures
+#   make lint    clang-format, clang-tidy and cppcheck
+#   make fuzz    run the fuzzers for longer (FUZZ_SECONDS each)
+
+JOBS ?= $(shell nproc)
+BUILD ?= build
+FUZZ_SECONDS ?= 60
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build build-dev build-asan demo test test-dev test-asan bench lint format fuzz clean
+
+all: build
+
+deps:
+	@scripts/setup-deps
+
+# Optimised build used by the demo and the benchmarks.
+build: deps
+	@cmake -S . -B $(BUILD)/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRIPPLE_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/release -j $(JOBS)
+
+# gcc, warnings as errors.
+build-dev: deps
+	@cmake -S . -B $(BUILD)/dev -DCMAKE_BUILD_TYPE=Debug -DRIPPLE_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/dev -j $(JOBS)
+
+# clang with AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer.
+build-asan: deps
+	@CC=clang cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DRIPPLE_WERROR=ON \
+	    -DRIPPLE_SANITIZE=ON -DRIPPLE_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/asan -j $(JOBS)
+
+demo: build
+	@$(BUILD)/release/examples/cascade
+
+test-dev: build-dev
+	@cd $(BUILD)/dev && ctest --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	@cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+test: test-dev test-asan
+
+bench: build
+	@$(BUILD)/release/bench/bench_lib
+	@$(BUILD)/release/bench/sim_mergelogs
+
+lint: deps build-dev
+	@scripts/lint $(BUILD)/dev
+
+format: deps
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+fuzz: build-asan
+	@for f in fuzz_ctx fuzz_object; do \
+	  c=$${f#fuzz_}; mkdir -p $(BUILD)/fuzz-corpus/$$c; \
+	  $(BUILD)/asan/tests/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	    $(BUILD)/fuzz-corpus/$$c tests/fuzz/corpus/$$c || exit 1; \
+	done
+
+clean:
+	rm -rf $(BUILD)
