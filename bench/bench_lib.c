@@ -173,18 +173,24 @@ static void bench_shipper(void) {
   ripple_cpid_generate(&src[1]);
   ripple_objref_t obj = {"apps/v1", "ReplicaSet", "default", "web-7d9f8b6c5", "1c0e2d7e-uid"};
   k.ml = (ripple_mergelog_t){src[0], src, 2, ripple_now_ns(), "deployment-controller", &obj};
-  ripple_attr_t attrs[3] = {{"object", "replicasets/web-7d9f8b6c5"}, {"verb", "update"}, {"rv", "48213"}};
-  k.sp = (ripple_span_rec_t){src[0], 1, 2, "replicaset-controller", "syncReplicaSet", 1, 2, attrs, 3};
-  report("shipper enqueue mergelog (server down, queue not full)", measure(run_enqueue_ml, &k, n / 2), 200);
-  report("shipper enqueue span, 3 attrs (server down, queue not full)", measure(run_enqueue_sp, &k, n / 2), 200);
+  ripple_attr_t attrs[3] = {
+      {"object", "replicasets/web-7d9f8b6c5"}, {"verb", "update"}, {"rv", "48213"}};
+  k.sp =
+      (ripple_span_rec_t){src[0], 1, 2, "replicaset-controller", "syncReplicaSet", 1, 2, attrs, 3};
+  report("shipper enqueue mergelog (server down, queue not full)",
+         measure(run_enqueue_ml, &k, n / 2), 200);
+  report("shipper enqueue span, 3 attrs (server down, queue not full)",
+         measure(run_enqueue_sp, &k, n / 2), 200);
   ripple_shipper_free(k.s, 0);
 
   o.queue_capacity = 1000; /* now full almost at once: the drop path */
   if (ripple_shipper_new(&o, &k.s) != RIPPLE_OK) exit(1);
-  report("shipper enqueue when full (record dropped, counted)", measure(run_enqueue_ml, &k, n), 200);
+  report("shipper enqueue when full (record dropped, counted)", measure(run_enqueue_ml, &k, n),
+         200);
   ripple_shipper_stats_t st;
   ripple_shipper_stats(k.s, &st);
-  printf("  %-52s %9llu\n", "  records dropped and counted in that run", (unsigned long long)st.dropped);
+  printf("  %-52s %9llu\n", "  records dropped and counted in that run",
+         (unsigned long long)st.dropped);
   ripple_shipper_free(k.s, 0);
 }
 
@@ -196,7 +202,8 @@ int main(void) {
   setup_reuse(&m);
   report("merge N=10, target + 5 sources, CPID reused", measure(run_merge, &m, 500000), 1000);
   setup_new(&m);
-  report("merge N=10, target + 5 sources, new CPID + mergelog", measure(run_merge, &m, 500000), 1000);
+  report("merge N=10, target + 5 sources, new CPID + mergelog", measure(run_merge, &m, 500000),
+         1000);
   ripple_ctx_t c;
   memset(&c, 0, sizeof c);
   ripple_cpid_generate(&c.cpid);
@@ -205,19 +212,21 @@ int main(void) {
   char pod[2048];
   char val[RIPPLE_CTX_STRMAX + 1];
   ripple_ctx_encode(&c, val, sizeof val, NULL);
-  int len = snprintf(pod, sizeof pod,
-                     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-7d9f8b6c5-x2k4q\","
-                     "\"namespace\":\"default\",\"uid\":\"5b0c1f7e-2b7a-4c39-9b1e-0d8f1b5e7a11\","
-                     "\"resourceVersion\":\"48213\",\"labels\":{\"app\":\"web\",\"pod-template-hash\":"
-                     "\"7d9f8b6c5\"},\"annotations\":{\"cpid.ripple.dev/pod\":\"%s\"},\"ownerReferences\":"
-                     "[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-7d9f8b6c5\","
-                     "\"uid\":\"1c0e2d7e\",\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":\"web\","
-                     "\"image\":\"nginx:1.27\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}],"
-                     "\"nodeName\":\"kwok-node-1\"},\"status\":{\"phase\":\"Running\",\"conditions\":"
-                     "[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-                     val);
+  int len = snprintf(
+      pod, sizeof pod,
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-7d9f8b6c5-x2k4q\","
+      "\"namespace\":\"default\",\"uid\":\"5b0c1f7e-2b7a-4c39-9b1e-0d8f1b5e7a11\","
+      "\"resourceVersion\":\"48213\",\"labels\":{\"app\":\"web\",\"pod-template-hash\":"
+      "\"7d9f8b6c5\"},\"annotations\":{\"cpid.ripple.dev/pod\":\"%s\"},\"ownerReferences\":"
+      "[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-7d9f8b6c5\","
+      "\"uid\":\"1c0e2d7e\",\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":\"web\","
+      "\"image\":\"nginx:1.27\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}],"
+      "\"nodeName\":\"kwok-node-1\"},\"status\":{\"phase\":\"Running\",\"conditions\":"
+      "[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+      val);
   obj_case_t oc = {pod, (size_t)len};
-  report("read the context of a 1 KiB Pod (JSON parse included)", measure(run_object_get, &oc, 50000), 0);
+  report("read the context of a 1 KiB Pod (JSON parse included)",
+         measure(run_object_get, &oc, 50000), 0);
   ripple_tracer_free(m.t);
   bench_shipper();
   printf("%s\n", failures ? "some targets MISSED" : "all targets met");

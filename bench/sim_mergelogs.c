@@ -19,6 +19,7 @@
  * kubelet is not instrumented, as in the paper. The random source is seeded,
  * so every run prints the same numbers.
  */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,8 +55,10 @@ static int rnd(void *ud, void *buf, size_t len) {
 
 static void count(void *ud, const ripple_mergelog_t *ml) {
   world_t *w = ud;
-  if (ml->nsources) w->merges++;
-  else w->roots++;
+  if (ml->nsources)
+    w->merges++;
+  else
+    w->roots++;
 }
 
 static ripple_tracer_t *tracer(world_t *w, const char *component, uint32_t n) {
@@ -69,7 +72,8 @@ static ripple_tracer_t *tracer(world_t *w, const char *component, uint32_t n) {
   return t;
 }
 
-static void merge(ripple_tracer_t *t, ripple_ctx_t *target, const ripple_ctx_t *const *src, size_t n) {
+static void merge(ripple_tracer_t *t, ripple_ctx_t *target, const ripple_ctx_t *const *src,
+                  size_t n) {
   ripple_ctx_t out;
   if (ripple_merge(t, target, src, n, NULL, &out, NULL) == RIPPLE_OK) *target = out;
 }
@@ -103,7 +107,7 @@ static void cascade(world_t *w, deployment_t *x, int replicas) {
     x->npods++;
     created++;
   }
-  status_writes(w, x); /* status.replicas */
+  status_writes(w, x);                                   /* status.replicas */
   for (int i = 0; i < created; i++) status_writes(w, x); /* a Pod became ready */
 }
 
@@ -141,14 +145,16 @@ int main(void) {
   static const char *paper[] = {"100%", "", "", "", "~25%", "~8%", "floor", "floor", "floor"};
   uint64_t base = 0;
   printf("mergelogs in the paper's scenario (5 Deployments; 4 x (replicas 1, then 3))\n");
-  printf("  %3s  %8s  %8s  %10s  %10s  %s\n", "N", "merges", "+roots", "% of N=0", "w/ roots", "paper fig. 11");
+  printf("  %3s  %8s  %8s  %10s  %10s  %s\n", "N", "merges", "+roots", "% of N=0", "w/ roots",
+         "paper fig. 11");
   uint64_t base_total = 0;
   for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
     uint64_t roots, merges;
     run(ns[i], &roots, &merges);
     if (i == 0) base = merges, base_total = merges + roots;
-    printf("  %3u  %8llu  %8llu  %9.1f%%  %9.1f%%  %s\n", ns[i], (unsigned long long)merges,
-           (unsigned long long)(merges + roots), 100.0 * (double)merges / (double)base,
+    uint64_t total = merges + roots;
+    printf("  %3u  %8" PRIu64 "  %8" PRIu64 "  %9.1f%%  %9.1f%%  %s\n", ns[i], merges, total,
+           100.0 * (double)merges / (double)base,
            100.0 * (double)(merges + roots) / (double)base_total, paper[i]);
   }
   return 0;

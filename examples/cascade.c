@@ -49,7 +49,8 @@ static void on_mergelog(void *ud, const ripple_mergelog_t *ml) {
   }
   printf("  mergelog  %-22s %s", ml->component, short_id(&ml->cpid, a));
   if (ml->nsources == 0) printf(" (root)");
-  for (size_t i = 0; i < ml->nsources; i++) printf("%s%s", i ? ", " : " <- ", short_id(&ml->sources[i], b));
+  for (size_t i = 0; i < ml->nsources; i++)
+    printf("%s%s", i ? ", " : " <- ", short_id(&ml->sources[i], b));
   if (o) printf("   [%s %s]", o->kind, o->name);
   printf("\n");
   if (shipper) ripple_shipper_enqueue_mergelog(shipper, ml);
@@ -78,7 +79,8 @@ static ripple_tracer_t *component(const char *name) {
 /* One controller step: merge sources into target; the span of the work
  * carries the CPID of the change the write belongs to. */
 static void write_obj(ripple_tracer_t *t, const char *span, ripple_ctx_t *target,
-                      const ripple_ctx_t *const *src, size_t n, const char *kind, const char *name) {
+                      const ripple_ctx_t *const *src, size_t n, const char *kind,
+                      const char *name) {
   int64_t start = ripple_now_ns();
   ripple_objref_t ref = {NULL, kind, "default", name, NULL};
   ripple_merge_kind_t how;
@@ -131,7 +133,7 @@ int main(int argc, char **argv) {
   memset(pods, 0, sizeof pods);
   memset(&ep, 0, sizeof ep);
 
-  printf("ripple cascade demo: libripple %d.%d.%d, N=%u ancestors\n\n", RIPPLE_VERSION_MAJOR,
+  printf("ripple cascade demo: libripple %d.%d.%d, N=%d ancestors\n\n", RIPPLE_VERSION_MAJOR,
          RIPPLE_VERSION_MINOR, RIPPLE_VERSION_PATCH, RIPPLE_ANC_DEFAULT);
   printf("1. kubectl creates Deployment web (3 replicas) and Service web\n");
   ripple_objref_t dref = {"apps/v1", "Deployment", "default", "web", NULL};
@@ -139,7 +141,8 @@ int main(int argc, char **argv) {
   src[0] = &d;
   write_obj(deploy, "syncDeployment", &rs, src, 1, "ReplicaSet", "web-7d9f8b6c5");
   src[0] = &rs;
-  for (int i = 0; i < 3; i++) write_obj(rsc, "createPod", &pods[i], src, 1, "Pod", "web-7d9f8b6c5-p");
+  for (int i = 0; i < 3; i++)
+    write_obj(rsc, "createPod", &pods[i], src, 1, "Pod", "web-7d9f8b6c5-p");
   ripple_objref_t sref = {"v1", "Service", "default", "web", NULL};
   ripple_root(kubectl, &sref, &svc);
   src[0] = &svc;
@@ -158,7 +161,8 @@ int main(int argc, char **argv) {
   src[0] = &d;
   write_obj(deploy, "syncDeployment", &rs, src, 1, "ReplicaSet", "web-7d9f8b6c5");
   src[0] = &rs;
-  for (int i = 3; i < 5; i++) write_obj(rsc, "createPod", &pods[i], src, 1, "Pod", "web-7d9f8b6c5-q");
+  for (int i = 3; i < 5; i++)
+    write_obj(rsc, "createPod", &pods[i], src, 1, "Pod", "web-7d9f8b6c5-q");
   for (int i = 3; i < 5; i++) {
     src[0] = &pods[i];
     write_obj(sched, "bindPod", &pods[i], src, 1, "Pod", "web-7d9f8b6c5-q");
@@ -181,12 +185,15 @@ int main(int argc, char **argv) {
 
   char val[RIPPLE_CTX_STRMAX + 1];
   ripple_ctx_encode(&ep, val, sizeof val, NULL);
-  const char *obj = "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"web\"}}";
+  const char *obj =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"web\"}}";
   char *patch = NULL;
   int changed;
   ripple_object_patch_ctx(obj, strlen(obj), NULL, &ep, &patch, NULL, &changed);
-  printf("\n5. on the Endpoints object the context is one annotation; a webhook would answer:\n   %s\n",
-         patch);
+  printf(
+      "\n5. on the Endpoints object the context is one annotation; a webhook would answer:\n   "
+      "%s\n",
+      patch);
   ripple_free(patch);
 
   ripple_tracer_stats_t st;
