@@ -2,7 +2,7 @@
 # names the jobs people run. Every target installs what is missing first.
 #
 #   make demo    set everything up and run the main demo
-#   make test    set everything up and run every test (also under ASan/UBSan)
+#   make test    set everything up and run every test (also under ASan/UBSan and TSan)
 #   make bench   run the benchmarks and print their figures
 #   make lint    clang-format, clang-tidy and cppcheck
 #   make fuzz    run the fuzzers for longer (FUZZ_SECONDS each)
@@ -12,7 +12,8 @@ BUILD ?= build
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-dev build-asan demo test test-dev test-asan bench lint format fuzz clean
+.PHONY: all deps build build-dev build-asan build-tsan demo test test-dev test-asan test-tsan \
+        bench lint format fuzz clean
 
 all: build
 
@@ -35,6 +36,12 @@ build-asan: deps
 	    -DRIPPLE_SANITIZE=ON -DRIPPLE_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)/asan -j $(JOBS)
 
+# clang with ThreadSanitizer, for the code that shares state between threads.
+build-tsan: deps
+	@CC=clang cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DRIPPLE_WERROR=ON \
+	    -DRIPPLE_TSAN=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/tsan -j $(JOBS)
+
 demo: build
 	@$(BUILD)/release/examples/cascade
 
@@ -45,7 +52,10 @@ test-asan: build-asan
 	@cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
-test: test-dev test-asan
+test-tsan: build-tsan
+	@cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L unit -j $(JOBS)
+
+test: test-dev test-asan test-tsan
 
 bench: build
 	@$(BUILD)/release/bench/bench_lib

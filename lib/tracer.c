@@ -7,6 +7,7 @@
  * goes to the sink the component gave it (normally a shipper, which only
  * enqueues), so nothing here can block a controller.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "merge.h"
@@ -24,15 +25,19 @@ static int tracer_cpid(const ripple_tracer_t *t, ripple_cpid_t *id) {
   return RIPPLE_OK;
 }
 
+/* The merge's hash set is seeded once per process, before any tracer exists,
+ * so no merge can run while the seed is being written. */
+static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+static void seed_merge_hash(void) {
+  uint64_t seed = 0;
+  (void)rnd_bytes(&seed, sizeof seed);
+  merge_init_seed(seed);
+}
+
 int ripple_tracer_new(const ripple_tracer_opts_t *opts, ripple_tracer_t **out) {
   if (!opts || !out || !opts->component || !*opts->component) return RIPPLE_EINVAL;
   if (opts->max_ancestors > RIPPLE_ANC_MAX) return RIPPLE_EINVAL;
-  static atomic_int seeded;
-  if (!atomic_exchange(&seeded, 1)) {
-    uint64_t seed = 0;
-    (void)rnd_bytes(&seed, sizeof seed);
-    merge_init_seed(seed);
-  }
+  pthread_once(&seed_once, seed_merge_hash);
   ripple_tracer_t *t = calloc(1, sizeof *t);
   if (!t) return RIPPLE_ENOMEM;
   t->component = strdup(opts->component);

@@ -6,6 +6,7 @@
  * enqueued = sent + rejected + abandoned.
  */
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,45 @@ static void accounting_after_shutdown(void **state) {
   recv_stop(r);
 }
 
+/* Many controller threads share one tracer and one shipper. */
+typedef struct producer {
+  ripple_tracer_t *t;
+  int n;
+} producer_t;
+
+static void *produce_thread(void *arg) {
+  producer_t *p = arg;
+  produce(p->t, p->n);
+  return NULL;
+}
+
+static void concurrent_producers(void **state) {
+  (void)state;
+  enum { THREADS = 6, EACH = 2000 };
+  recv_server_t *r = recv_start();
+  char url[64];
+  url_of(recv_port(r), url, sizeof url);
+  ripple_shipper_opts_t o = {.url = url, .batch_max = 256, .flush_interval_ms = 5};
+  ripple_shipper_t *s;
+  assert_int_equal(ripple_shipper_new(&o, &s), RIPPLE_OK);
+  ripple_tracer_t *t = tracer_into(s);
+  pthread_t th[THREADS];
+  producer_t p = {t, EACH};
+  for (int i = 0; i < THREADS; i++)
+    assert_int_equal(pthread_create(&th[i], NULL, produce_thread, &p), 0);
+  for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+  assert_int_equal(ripple_shipper_flush(s, 60000), RIPPLE_OK);
+  assert_int_equal(recv_records(r, "/v1/mergelogs"), THREADS * EACH);
+  assert_int_equal(recv_records(r, "/v1/spans"), THREADS * EACH);
+  ripple_tracer_stats_t ts;
+  ripple_tracer_stats(t, &ts);
+  assert_int_equal(ts.roots, THREADS * EACH);
+  assert_int_equal(ts.spans, THREADS * EACH);
+  ripple_tracer_free(t);
+  ripple_shipper_free(s, 1000);
+  recv_stop(r);
+}
+
 static void options_checked(void **state) {
   (void)state;
   ripple_shipper_t *s = NULL;
@@ -229,6 +269,7 @@ int main(void) {
       cmocka_unit_test(dead_server_drops_and_counts),
       cmocka_unit_test(hanging_server_does_not_hold_shutdown),
       cmocka_unit_test(accounting_after_shutdown),
+      cmocka_unit_test(concurrent_producers),
       cmocka_unit_test(options_checked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
