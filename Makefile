@@ -3,7 +3,7 @@
 #
 #   make demo    set everything up and run the main demo
 #   make test    set everything up and run every test (also under ASan/UBSan and TSan)
-#   make bench   run the benchmarks and print their figures
+#   make bench   run the benchmarks (library, simulation, the lab's paper-1 scenario)
 #   make lint    clang-format, clang-tidy and cppcheck
 #   make fuzz    run the fuzzers for longer (FUZZ_SECONDS each)
 
@@ -12,8 +12,8 @@ BUILD ?= build
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-dev build-asan build-tsan demo test test-dev test-asan test-tsan \
-        bench lint format fuzz clean
+.PHONY: all deps build build-dev build-asan build-tsan lab demo test test-dev test-asan \
+        test-tsan test-lab bench lint format fuzz clean
 
 all: build
 
@@ -42,6 +42,11 @@ build-tsan: deps
 	    -DRIPPLE_TSAN=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)/tsan -j $(JOBS)
 
+# The test cluster's binaries, built once through the Go module proxy and cached
+# outside the work tree (docs/lab.md).
+lab: deps
+	@lab/build.sh >/dev/null
+
 demo: build
 	@$(BUILD)/release/examples/cascade
 
@@ -55,11 +60,16 @@ test-asan: build-asan
 test-tsan: build-tsan
 	@cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L unit -j $(JOBS)
 
-test: test-dev test-asan test-tsan
+# The lab's own tests: a real control plane, brought up and down around them.
+test-lab: lab
+	@bash lab/tests/run-all.sh
 
-bench: build
+test: test-dev test-asan test-tsan test-lab
+
+bench: build lab
 	@$(BUILD)/release/bench/bench_lib
 	@$(BUILD)/release/bench/sim_mergelogs
+	@scripts/with-lab lab/bench-paper1.sh
 
 lint: deps build-dev
 	@scripts/lint $(BUILD)/dev
