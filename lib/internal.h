@@ -29,6 +29,19 @@ static inline int cpid_nil(const ripple_cpid_t *a) {
   return cpid_eq(a, &zero);
 }
 
+/* A hash of a CPID for hash tables that hold ids from outside: splitmix64's
+ * finaliser over both halves and a per-process seed, so a hostile writer cannot
+ * pick ids that all land in one bucket. */
+static inline uint64_t cpid_hash(const ripple_cpid_t *id, uint64_t seed) {
+  uint64_t a, b;
+  memcpy(&a, id->b, 8);
+  memcpy(&b, id->b + 8, 8);
+  uint64_t x = a ^ (b << 29 | b >> 35) ^ seed;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 /* Fill buf with bytes from the OS random source, through a small per-thread
  * buffer so that a CPID costs no system call most of the time. Fork-safe. */
 int rnd_bytes(void *buf, size_t len);

@@ -47,18 +47,7 @@ typedef struct idset {
 
 static uint64_t hash_seed;
 
-/* splitmix64's finaliser over both halves and a per-process seed: CPIDs are
- * random, but ancestor lists can be written by hostile clients, who must not be
- * able to pick ids that all land in one bucket. */
-static size_t id_hash(const ripple_cpid_t *id) {
-  uint64_t a, b;
-  memcpy(&a, id->b, 8);
-  memcpy(&b, id->b + 8, 8);
-  uint64_t x = a ^ (b << 29 | b >> 35) ^ hash_seed;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return (size_t)(x ^ (x >> 31));
-}
+static size_t id_hash(const ripple_cpid_t *id) { return (size_t)cpid_hash(id, hash_seed); }
 
 static slot_t *idset_get(idset_t *h, const ripple_cpid_t *id) {
   for (size_t i = id_hash(id) & h->mask;; i = (i + 1) & h->mask) {

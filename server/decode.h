@@ -1,0 +1,57 @@
+/*
+ * decode.h - turning POST bodies into validated records.
+ *
+ * A request is all-or-nothing, so decoding either accepts every record of the
+ * array or names the first problem: which record (index), which field, and
+ * what is wrong with it. Accepted records are re-encoded canonically with
+ * libripple's wire encoder: what the server stores and serves is always valid,
+ * uniform JSON, whatever the client sent.
+ */
+#ifndef RIPPLE_SERVER_DECODE_H
+#define RIPPLE_SERVER_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+typedef enum { DEC_MERGELOGS, DEC_SPANS } dec_kind_t;
+
+typedef struct dec_limits {
+  size_t max_records; /* per request */
+  size_t max_sources; /* per mergelog */
+  size_t max_attrs;   /* per span */
+  size_t max_string;  /* bytes in any string field */
+} dec_limits_t;
+
+typedef struct dec_rec {
+  ripple_cpid_t cpid;
+  int64_t time;   /* a mergelog's time, a span's start */
+  size_t src_off; /* into dec_batch_t.src */
+  uint32_t nsrc;
+  size_t body_off; /* into dec_batch_t.body */
+  uint32_t body_len;
+} dec_rec_t;
+
+typedef struct dec_batch {
+  dec_kind_t kind;
+  dec_rec_t *rec;
+  size_t n;
+  ripple_cpid_t *src;
+  size_t nsrc;
+  sbuf_t body; /* canonical JSON of each record, back to back */
+} dec_batch_t;
+
+typedef struct dec_error {
+  long index;     /* record index, or -1 for the request as a whole */
+  char field[64]; /* e.g. "sources[2]", or "" */
+  char msg[192];
+} dec_error_t;
+
+/* RIPPLE_OK, or RIPPLE_EJSON/RIPPLE_ERANGE/RIPPLE_EINVAL with *err filled in.
+ * On success free the batch with dec_batch_free(). */
+int dec_decode(dec_kind_t kind, const char *json, size_t len, const dec_limits_t *lim,
+               dec_batch_t *out, dec_error_t *err);
+void dec_batch_free(dec_batch_t *b);
+
+#endif

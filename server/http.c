@@ -1,0 +1,329 @@
+/*
+ * http.c - the trace server's HTTP API (docs/api.md) on libmicrohttpd.
+ *
+ * One thread per connection, so a slow query or a client that waits for its
+ * group commit never holds up another connection; the connection limit bounds
+ * the threads. Bodies are refused as soon as they pass the size limit (by
+ * Content-Length, or while streaming), and every error is a JSON object that
+ * says what was wrong.
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct http {
+  struct MHD_Daemon *d;
+  srv_t *srv;
+  http_opts_t o;
+  atomic_uint_fast64_t connections;
+};
+
+typedef struct req {
+  sbuf_t body;
+  int too_big;
+  int64_t start;
+} req_t;
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *type,
+                                sbuf_t *b) {
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(b->len, b->p ? b->p : (char *)"", MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", type);
+  MHD_add_response_header(r, "Cache-Control", "no-store");
+  enum MHD_Result rc = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, long index,
+                                  const char *field, const char *msg) {
+  sbuf_t b;
+  sbuf_init(&b);
+  sbuf_puts(&b, "{\"error\":");
+  sbuf_json_str(&b, msg);
+  if (index >= 0) sbuf_printf(&b, ",\"index\":%ld", index);
+  if (field && *field) {
+    sbuf_puts(&b, ",\"field\":");
+    sbuf_json_str(&b, field);
+  }
+  sbuf_puts(&b, "}");
+  enum MHD_Result rc = send_buf(c, status, "application/json", &b);
+  sbuf_free(&b);
+  return rc;
+}
+
+/* ---- authentication ------------------------------------------------------- */
+
+/* Compare without leaking where the first difference is. */
+static int same_secret(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  unsigned char d = (unsigned char)(la != lb);
+  for (size_t i = 0; i < la; i++) d |= (unsigned char)(a[i] ^ b[i % (lb ? lb : 1)]);
+  return d == 0;
+}
+
+static int authorized(struct MHD_Connection *c, char *const *tokens) {
+  if (!tokens || !tokens[0]) return 1; /* no tokens configured: open */
+  const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+  if (!h || strncmp(h, "Bearer ", 7) != 0) return 0;
+  int ok = 0;
+  for (char *const *t = tokens; *t; t++) ok |= same_secret(h + 7, *t);
+  return ok;
+}
+
+/* ---- routing -------------------------------------------------------------- */
+
+static size_t arg_size(struct MHD_Connection *c, const char *k, size_t dflt) {
+  const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
+  if (!v || !*v) return dflt;
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  return *end || v[0] == '-' ? (size_t)-1 : (size_t)n;
+}
+
+/* since/until: RFC 3339. 1 when absent (value unchanged), 0 if malformed. */
+static int arg_time(struct MHD_Connection *c, const char *k, int64_t *out) {
+  const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
+  if (!v || !*v) return 1;
+  return ripple_time_parse(v, strlen(v), out) == RIPPLE_OK;
+}
+
+static enum MHD_Result handle_ingest(http_t *h, struct MHD_Connection *c, dec_kind_t kind,
+                                     req_t *r) {
+  if (r->too_big) {
+    atomic_fetch_add(&h->srv->m.rejected[kind == DEC_MERGELOGS ? 0 : 1], 1);
+    char msg[96];
+    snprintf(msg, sizeof msg, "request body is larger than %zu bytes; send smaller batches",
+             h->o.max_body);
+    return send_error(c, 413, -1, "", msg);
+  }
+  dec_error_t err;
+  size_t accepted;
+  int status = srv_ingest(h->srv, kind, r->body.p ? r->body.p : "", r->body.len, &accepted, &err);
+  if (status != 200) return send_error(c, (unsigned)status, err.index, err.field, err.msg);
+  sbuf_t b;
+  sbuf_init(&b);
+  sbuf_printf(&b, "{\"accepted\":%zu}", accepted);
+  enum MHD_Result rc = send_buf(c, 200, "application/json", &b);
+  sbuf_free(&b);
+  return rc;
+}
+
+static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const char *rest) {
+  /* rest = "<cpid>/<what>" */
+  ripple_cpid_t id;
+  const char *slash = strchr(rest, '/');
+  if (!slash || ripple_cpid_parse(rest, (size_t)(slash - rest), &id) != RIPPLE_OK)
+    return send_error(c, 400, -1, "cpid",
+                      "the path must be /v1/cpids/<CPID>/<related|origins|mergelogs|spans>");
+  const char *what = slash + 1;
+  query_t q;
+  if (!strcmp(what, "related"))
+    q = Q_RELATED;
+  else if (!strcmp(what, "origins"))
+    q = Q_ORIGINS;
+  else if (!strcmp(what, "mergelogs"))
+    q = Q_MERGELOGS;
+  else if (!strcmp(what, "spans"))
+    q = Q_SPANS;
+  else
+    return send_error(c, 404, -1, "", "unknown query; use related, origins, mergelogs or spans");
+  size_t limit = arg_size(c, "limit", 0);
+  if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
+  sbuf_t b;
+  sbuf_init(&b);
+  int status = srv_query(h->srv, q, &id, limit, &b);
+  enum MHD_Result rc;
+  if (status == 404)
+    rc = send_error(c, 404, -1, "cpid", "no such CPID in the merge graph");
+  else if (status != 200 || b.oom)
+    rc = send_error(c, 503, -1, "", "query failed; retry later");
+  else
+    rc = send_buf(c, 200, "application/json", &b);
+  sbuf_free(&b);
+  return rc;
+}
+
+static enum MHD_Result handle_list(http_t *h, struct MHD_Connection *c, dec_kind_t kind) {
+  int64_t since = INT64_MIN, until = 0;
+  if (!arg_time(c, "since", &since))
+    return send_error(c, 400, -1, "since", "must be an RFC 3339 time");
+  if (!arg_time(c, "until", &until))
+    return send_error(c, 400, -1, "until", "must be an RFC 3339 time");
+  size_t limit = arg_size(c, "limit", 1000);
+  if (limit == (size_t)-1 || limit == 0 || limit > 10000)
+    return send_error(c, 400, -1, "limit", "must be between 1 and 10000");
+  char err[128];
+  sbuf_t b;
+  sbuf_init(&b);
+  const char *cursor = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
+  int status = srv_list(h->srv, kind, since, until, cursor, limit, &b, err, sizeof err);
+  enum MHD_Result rc;
+  if (status == 400)
+    rc = send_error(c, 400, -1, "cursor", err);
+  else if (status != 200 || b.oom)
+    rc = send_error(c, 503, -1, "", "listing failed; retry later");
+  else
+    rc = send_buf(c, 200, "application/json", &b);
+  sbuf_free(&b);
+  return rc;
+}
+
+static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *url,
+                             const char *method, req_t *r, int *which) {
+  int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+  sbuf_t b;
+  *which = ROUTE_OTHER;
+  if (!strcmp(url, "/healthz") && get) {
+    sbuf_init(&b);
+    sbuf_puts(&b, "ok\n");
+    enum MHD_Result rc = send_buf(c, 200, "text/plain", &b);
+    sbuf_free(&b);
+    return rc;
+  }
+  if (!strcmp(url, "/readyz") && get) {
+    if (!atomic_load(&h->srv->ready)) return send_error(c, 503, -1, "", "not ready");
+    sbuf_init(&b);
+    sbuf_puts(&b, "ok\n");
+    enum MHD_Result rc = send_buf(c, 200, "text/plain", &b);
+    sbuf_free(&b);
+    return rc;
+  }
+  int ingest = !strcmp(url, "/v1/mergelogs") || !strcmp(url, "/v1/spans");
+  if (post && ingest) {
+    if (!authorized(c, h->o.writer_tokens))
+      return send_error(c, 401, -1, "", "a writer token is required (Authorization: Bearer ...)");
+    int ml = !strcmp(url, "/v1/mergelogs");
+    *which = ml ? ROUTE_INGEST_MERGELOGS : ROUTE_INGEST_SPANS;
+    return handle_ingest(h, c, ml ? DEC_MERGELOGS : DEC_SPANS, r);
+  }
+  int known = ingest || !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10);
+  if (!get)
+    return send_error(c, known ? 405 : 404, -1, "",
+                      known ? "method not allowed" : "no such endpoint");
+  if (!authorized(c, h->o.reader_tokens))
+    return send_error(c, 401, -1, "", "a reader token is required (Authorization: Bearer ...)");
+  if (!strcmp(url, "/metrics")) {
+    sbuf_init(&b);
+    srv_metrics(h->srv, atomic_load(&h->connections), &b);
+    enum MHD_Result rc = send_buf(c, 200, "text/plain; version=0.0.4", &b);
+    sbuf_free(&b);
+    return rc;
+  }
+  if (ingest) {
+    *which = ROUTE_LIST;
+    return handle_list(h, c, !strcmp(url, "/v1/mergelogs") ? DEC_MERGELOGS : DEC_SPANS);
+  }
+  if (!strncmp(url, "/v1/cpids/", 10)) {
+    *which = ROUTE_QUERY;
+    return handle_cpid(h, c, url + 10);
+  }
+  return send_error(c, 404, -1, "", "no such endpoint");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *size, void **con_cls) {
+  (void)version;
+  http_t *h = cls;
+  req_t *r = *con_cls;
+  if (!r) { /* headers only so far */
+    if (!(r = calloc(1, sizeof *r))) return MHD_NO;
+    r->start = mono_ns();
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > h->o.max_body) r->too_big = 1;
+    *con_cls = r;
+    return MHD_YES;
+  }
+  if (*size) { /* a piece of the body */
+    if (!r->too_big && r->body.len + *size > h->o.max_body) {
+      r->too_big = 1;
+      sbuf_free(&r->body);
+    }
+    if (!r->too_big) sbuf_put(&r->body, data, *size);
+    if (r->body.oom) r->too_big = 1;
+    *size = 0;
+    return MHD_YES;
+  }
+  int which;
+  enum MHD_Result rc = route(h, c, url, method, r, &which);
+  metrics_observe(&h->srv->m, which, mono_ns() - r->start);
+  return rc;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  (void)cls, (void)c, (void)toe;
+  req_t *r = *con_cls;
+  if (r) sbuf_free(&r->body);
+  free(r);
+  *con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode toe) {
+  (void)c, (void)socket_ctx;
+  http_t *h = cls;
+  if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+    atomic_fetch_add(&h->connections, 1);
+  else
+    atomic_fetch_sub(&h->connections, 1);
+}
+
+int http_start(srv_t *srv, const http_opts_t *o, http_t **out, char *err, size_t errcap) {
+  http_t *h = calloc(1, sizeof *h);
+  if (!h) return RIPPLE_ENOMEM;
+  h->srv = srv;
+  h->o = *o;
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(o->port)};
+  if (inet_pton(AF_INET, o->host, &sa.sin_addr) != 1) {
+    snprintf(err, errcap, "--listen: '%s' is not an IPv4 address", o->host);
+    free(h);
+    return RIPPLE_EINVAL;
+  }
+  unsigned flags =
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+  if (o->tls_cert) {
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+      snprintf(err, errcap, "this libmicrohttpd was built without TLS");
+      free(h);
+      return RIPPLE_EINVAL;
+    }
+    flags |= MHD_USE_TLS;
+  }
+  h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &sa,
+                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_NOTIFY_COMPLETED,
+                          on_completed, h, MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+                          o->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, o->tls_cert,
+                          MHD_OPTION_HTTPS_MEM_KEY, o->tls_key, MHD_OPTION_END);
+  if (!h->d) {
+    snprintf(err, errcap, "cannot listen on %s:%u (in use, or not allowed?)", o->host, o->port);
+    free(h);
+    return RIPPLE_ESYS;
+  }
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+  h->o.port = info ? info->port : o->port;
+  *out = h;
+  return RIPPLE_OK;
+}
+
+uint16_t http_port(const http_t *h) { return h->o.port; }
+
+void http_stop(http_t *h) {
+  if (!h) return;
+  MHD_stop_daemon(h->d);
+  free(h);
+}

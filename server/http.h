@@ -1,0 +1,28 @@
+/*
+ * http.h - serving the trace server's API over HTTP(S).
+ */
+#ifndef RIPPLE_SERVER_HTTP_H
+#define RIPPLE_SERVER_HTTP_H
+
+#include <stdint.h>
+
+#include "server.h"
+
+typedef struct http_opts {
+  const char *host; /* IPv4 address to listen on */
+  uint16_t port;    /* 0: any free port (see http_port) */
+  size_t max_body;  /* bytes per request body */
+  size_t max_connections;
+  char **writer_tokens; /* NULL-terminated; NULL or empty: POSTs are open */
+  char **reader_tokens; /* the same for GETs (health checks are always open) */
+  const char *tls_cert; /* PEM text; NULL: plain HTTP */
+  const char *tls_key;
+} http_opts_t;
+
+typedef struct http http_t;
+
+int http_start(srv_t *srv, const http_opts_t *o, http_t **out, char *err, size_t errcap);
+uint16_t http_port(const http_t *h);
+void http_stop(http_t *h);
+
+#endif

@@ -1,0 +1,201 @@
+/*
+ * main.c - ripple-server: the trace server of CPID tracing.
+ *
+ *   ripple-server [--listen 127.0.0.1:7480] [--db ripple.db] ...
+ *
+ * Receives mergelogs and spans from instrumented components (libripple's
+ * shipper), keeps them durably, and answers "what did this change cause?"
+ * (docs/api.md). Stops cleanly on SIGINT/SIGTERM: in-flight commits finish,
+ * and everything acknowledged is on disk.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "server.h"
+
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "usage: ripple-server [options]\n"
+      "  --listen ADDR:PORT       where to listen (default 127.0.0.1:7480; port 0 = any)\n"
+      "  --db PATH                SQLite database (default ripple.db)\n"
+      "  --sync normal|full       normal survives a crash of the process (default);\n"
+      "                           full also survives power loss (an fsync per commit)\n"
+      "  --max-cpids N            retention: keep at most N CPIDs (default 10000000, 0 = no "
+      "limit)\n"
+      "  --max-age DURATION       retention: drop what is older, e.g. 72h, 30m (default: keep)\n"
+      "  --max-body BYTES         largest request body (default 16777216)\n"
+      "  --max-batch N            most records in one request (default 10000)\n"
+      "  --max-connections N      (default 256)\n"
+      "  --query-limit N          most CPIDs one query walks (default 100000)\n"
+      "  --writer-token-file F    bearer tokens allowed to POST, one per line\n"
+      "  --reader-token-file F    bearer tokens allowed to GET /v1 and /metrics\n"
+      "  --tls-cert F --tls-key F serve HTTPS\n"
+      "  --log-level LEVEL        debug, info, warn, error (default info)\n");
+}
+
+static char *slurp(const char *path, const char *what) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "ripple-server: cannot read %s %s: %s\n", what, path, strerror(errno));
+    return NULL;
+  }
+  sbuf_t b;
+  sbuf_init(&b);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_put(&b, buf, n);
+  fclose(f);
+  char *s = NULL;
+  if (sbuf_take(&b, &s, NULL) != RIPPLE_OK) return NULL;
+  return s;
+}
+
+/* One token per line; blank lines and lines starting with # are skipped. */
+static char **read_tokens(const char *path) {
+  char *text = slurp(path, "token file");
+  if (!text) return NULL;
+  size_t n = 0;
+  char **t = calloc(strlen(text) / 2 + 2, sizeof *t);
+  for (char *save = NULL, *line = strtok_r(text, "\r\n", &save); t && line;
+       line = strtok_r(NULL, "\r\n", &save)) {
+    while (*line == ' ' || *line == '\t') line++;
+    if (*line && *line != '#') t[n++] = strdup(line);
+  }
+  free(text);
+  if (t && n == 0) {
+    fprintf(stderr, "ripple-server: %s holds no token\n", path);
+    free(t);
+    return NULL;
+  }
+  return t;
+}
+
+static int parse_duration(const char *s, int64_t *ns) {
+  char *end;
+  double v = strtod(s, &end);
+  int64_t unit = !strcmp(end, "s")   ? 1
+                 : !strcmp(end, "m") ? 60
+                 : !strcmp(end, "h") ? 3600
+                 : !strcmp(end, "d") ? 86400
+                                     : 0;
+  if (end == s || unit == 0 || v <= 0) return -1;
+  *ns = (int64_t)(v * (double)unit * 1e9);
+  return 0;
+}
+
+static int parse_size(const char *s, size_t *out) {
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || *end || s[0] == '-') return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  srv_config_t cfg = {
+      .db_path = "ripple.db",
+      .max_vertices = 10000000,
+      .query_limit = 100000,
+      .limits = {.max_records = 10000, .max_sources = 4096, .max_attrs = 64, .max_string = 4096}};
+  http_opts_t ho = {
+      .host = "127.0.0.1", .port = 7480, .max_body = 16 << 20, .max_connections = 256};
+  ripple_log_level_t level = RIPPLE_LOG_INFO;
+  const char *cert = NULL, *key = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int bad = 0;
+#define OPT(name) (!strcmp(a, name) && v && (i++, 1))
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      return 0;
+    } else if (OPT("--listen")) {
+      static char host[64];
+      const char *colon = strrchr(v, ':');
+      unsigned long port = colon ? strtoul(colon + 1, NULL, 10) : 70000;
+      bad = !colon || (size_t)(colon - v) >= sizeof host || port > 65535;
+      if (!bad) {
+        memcpy(host, v, (size_t)(colon - v));
+        host[colon - v] = '\0';
+        ho.host = host;
+        ho.port = (uint16_t)port;
+      }
+    } else if (OPT("--db"))
+      cfg.db_path = v;
+    else if (OPT("--sync"))
+      bad = strcmp(v, "normal") && strcmp(v, "full"), cfg.sync_full = !strcmp(v, "full");
+    else if (OPT("--max-cpids"))
+      bad = parse_size(v, &cfg.max_vertices);
+    else if (OPT("--max-age"))
+      bad = parse_duration(v, &cfg.max_age_ns);
+    else if (OPT("--max-body"))
+      bad = parse_size(v, &ho.max_body);
+    else if (OPT("--max-batch"))
+      bad = parse_size(v, &cfg.limits.max_records);
+    else if (OPT("--max-connections"))
+      bad = parse_size(v, &ho.max_connections);
+    else if (OPT("--query-limit"))
+      bad = parse_size(v, &cfg.query_limit) || !cfg.query_limit;
+    else if (OPT("--writer-token-file"))
+      bad = !(ho.writer_tokens = read_tokens(v));
+    else if (OPT("--reader-token-file"))
+      bad = !(ho.reader_tokens = read_tokens(v));
+    else if (OPT("--tls-cert"))
+      bad = !(cert = slurp(v, "certificate"));
+    else if (OPT("--tls-key"))
+      bad = !(key = slurp(v, "key"));
+    else if (OPT("--log-level"))
+      bad = ripple_log_level_parse(v, &level) != RIPPLE_OK;
+    else {
+      fprintf(stderr, "ripple-server: unknown option or missing value: %s\n", a);
+      usage(stderr);
+      return 2;
+    }
+#undef OPT
+    if (bad) {
+      fprintf(stderr, "ripple-server: bad value for %s: '%s'\n", a, v);
+      return 2;
+    }
+  }
+  if (!cert != !key) {
+    fprintf(stderr, "ripple-server: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
+  ho.tls_cert = cert;
+  ho.tls_key = key;
+  ripple_log_setup("ripple-server", level, NULL, NULL);
+
+  /* Signals are taken by sigwait in this thread; every other thread blocks them. */
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  static srv_t srv;
+  char err[512];
+  if (srv_open(&srv, &cfg, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-server: %s\n", err);
+    return 1;
+  }
+  http_t *h;
+  if (http_start(&srv, &ho, &h, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-server: %s\n", err);
+    srv_close(&srv);
+    return 1;
+  }
+  ripple_log(RIPPLE_LOG_INFO, "listening", "addr=%s:%u tls=%s db=%s", ho.host, http_port(h),
+             cert ? "on" : "off", cfg.db_path);
+  int sig;
+  sigwait(&sigs, &sig);
+  ripple_log(RIPPLE_LOG_INFO, "stopping", "signal=%d", sig);
+  http_stop(h);
+  srv_close(&srv);
+  ripple_log(RIPPLE_LOG_INFO, "stopped", NULL);
+  return 0;
+}

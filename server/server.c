@@ -1,0 +1,301 @@
+/*
+ * server.c - see server.h.
+ *
+ * Order of events for a POST: decode (no lock), store durably (the writer
+ * thread, group commit), add to the graph (writer thread, write lock), then
+ * answer. So anything acknowledged is both durable and visible to queries, and
+ * a restart rebuilds exactly the acknowledged state from storage.
+ */
+#include "server.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- start-up: storage -> graph ------------------------------------------ */
+
+static void load_mergelog(void *ud, uint64_t seq, const ripple_cpid_t *cpid,
+                          const ripple_cpid_t *src, size_t nsrc, int64_t time) {
+  srv_t *s = ud;
+  if (graph_add_mergelog(s->g, cpid, src, nsrc, time, seq) == 0)
+    atomic_fetch_add(&s->m.duplicate_mergelogs, 1);
+}
+
+static void load_span(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t start) {
+  srv_t *s = ud;
+  (void)graph_add_span(s->g, cpid, start, seq);
+}
+
+/* ---- the writer thread's hooks --------------------------------------------- */
+
+static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
+  srv_t *s = ud;
+  uint64_t dups = 0;
+  pthread_rwlock_wrlock(&s->lock);
+  for (size_t i = 0; i < b->n; i++) {
+    const dec_rec_t *r = &b->rec[i];
+    if (b->kind == DEC_MERGELOGS) {
+      int rc = graph_add_mergelog(s->g, &r->cpid, b->src + r->src_off, r->nsrc, r->time, seqs[i]);
+      if (rc == 0)
+        dups++;
+      else if (rc < 0)
+        ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
+    } else if (graph_add_span(s->g, &r->cpid, r->time, seqs[i]) != RIPPLE_OK) {
+      ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
+    }
+  }
+  pthread_rwlock_unlock(&s->lock);
+  atomic_fetch_add(&s->m.accepted[b->kind == DEC_MERGELOGS ? 0 : 1], b->n);
+  if (dups) atomic_fetch_add(&s->m.duplicate_mergelogs, dups);
+}
+
+typedef struct seqvec {
+  uint64_t *v;
+  size_t n, cap;
+} seqvec_t;
+
+static void seqvec_push(seqvec_t *a, uint64_t x) {
+  if (a->n == a->cap) {
+    size_t cap = a->cap ? a->cap * 2 : 1024;
+    uint64_t *v = realloc(a->v, cap * sizeof *v);
+    if (!v) return; /* the row stays; the next pass finds its vertex gone, so it is orphaned */
+    a->v = v;
+    a->cap = cap;
+  }
+  a->v[a->n++] = x;
+}
+
+typedef struct expired {
+  seqvec_t ml, sp;
+} expired_t;
+
+static void gone_vertex(void *ud, const ripple_cpid_t *cpid, uint64_t seq) {
+  (void)cpid;
+  if (seq) seqvec_push(&((expired_t *)ud)->ml, seq);
+}
+
+static void gone_span(void *ud, uint64_t seq) { seqvec_push(&((expired_t *)ud)->sp, seq); }
+
+/* Retention, in the writer thread. A size limit deletes down to 95% of it so
+ * that the pass (which sorts the roots) does not run on every tick. */
+static void tick(void *ud, store_t *st) {
+  srv_t *s = ud;
+  int64_t min_time = s->cfg.max_age_ns ? ripple_now_ns() - s->cfg.max_age_ns : 0;
+  pthread_rwlock_rdlock(&s->lock);
+  int over = s->cfg.max_vertices && graph_vertices(s->g) > s->cfg.max_vertices;
+  pthread_rwlock_unlock(&s->lock);
+  if (!over && !min_time) return;
+  expired_t ex = {0};
+  graph_gone_t gone = {gone_vertex, gone_span, &ex};
+  size_t target = over ? s->cfg.max_vertices - s->cfg.max_vertices / 20 : s->cfg.max_vertices;
+  pthread_rwlock_wrlock(&s->lock);
+  size_t removed = graph_expire(s->g, target, min_time, &gone);
+  pthread_rwlock_unlock(&s->lock);
+  if (removed) {
+    atomic_fetch_add(&s->m.deleted_vertices, removed);
+    store_delete(st, DEC_MERGELOGS, ex.ml.v, ex.ml.n);
+    store_delete(st, DEC_SPANS, ex.sp.v, ex.sp.n);
+    ripple_log(RIPPLE_LOG_INFO, "retention", "vertices_removed=%zu mergelogs=%zu spans=%zu",
+               removed, ex.ml.n, ex.sp.n);
+  }
+  free(ex.ml.v);
+  free(ex.sp.v);
+}
+
+/* ---- lifecycle ---------------------------------------------------------------- */
+
+int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
+  memset(s, 0, sizeof *s);
+  s->cfg = *cfg;
+  pthread_rwlockattr_t a;
+  pthread_rwlockattr_init(&a);
+  /* Queries arrive all the time; the writer must not starve behind them. */
+  pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init(&s->lock, &a);
+  pthread_rwlockattr_destroy(&a);
+  if (!(s->g = graph_new())) {
+    snprintf(err, errcap, "out of memory");
+    return RIPPLE_ENOMEM;
+  }
+  int rc = store_open(cfg->db_path, cfg->sync_full, &s->store, err, errcap);
+  if (rc != RIPPLE_OK) return rc;
+  int64_t t0 = ripple_now_ns();
+  if ((rc = store_load(s->store, load_mergelog, load_span, s)) != RIPPLE_OK) {
+    snprintf(err, errcap, "cannot read %s to rebuild the merge graph", cfg->db_path);
+    return rc;
+  }
+  ripple_log(RIPPLE_LOG_INFO, "graph_rebuilt",
+             "vertices=%zu edges=%zu spans=%zu memory_bytes=%zu ms=%.1f", graph_vertices(s->g),
+             graph_edges(s->g), graph_spans(s->g), graph_memory(s->g),
+             (double)(ripple_now_ns() - t0) / 1e6);
+  store_hooks_t hooks = {committed, tick, s, 1000};
+  if ((rc = store_start(s->store, &hooks)) != RIPPLE_OK) {
+    snprintf(err, errcap, "cannot start the writer thread");
+    return rc;
+  }
+  atomic_store(&s->ready, 1);
+  return RIPPLE_OK;
+}
+
+void srv_close(srv_t *s) {
+  atomic_store(&s->ready, 0);
+  store_close(s->store); /* finishes the group being written */
+  graph_free(s->g);
+  pthread_rwlock_destroy(&s->lock);
+}
+
+/* ---- ingest ------------------------------------------------------------------- */
+
+int srv_ingest(srv_t *s, dec_kind_t kind, const char *body, size_t len, size_t *accepted,
+               dec_error_t *err) {
+  dec_batch_t b;
+  *accepted = 0;
+  int rc = dec_decode(kind, body, len, &s->cfg.limits, &b, err);
+  if (rc == RIPPLE_ENOMEM) return 503;
+  if (rc != RIPPLE_OK) {
+    atomic_fetch_add(&s->m.rejected[kind == DEC_MERGELOGS ? 0 : 1], 1);
+    return rc == RIPPLE_ERANGE ? 413 : 400;
+  }
+  rc = store_write(s->store, &b);
+  *accepted = b.n;
+  dec_batch_free(&b);
+  if (rc != RIPPLE_OK) {
+    snprintf(err->msg, sizeof err->msg,
+             "storage failed; nothing of this request was stored, retry later");
+    err->index = -1;
+    return 503;
+  }
+  return 200;
+}
+
+/* ---- queries ------------------------------------------------------------------ */
+
+static void put_cpid(sbuf_t *o, const ripple_cpid_t *id) {
+  char c[RIPPLE_CPID_STRLEN + 1];
+  ripple_cpid_format(id, c);
+  sbuf_putc(o, '"');
+  sbuf_put(o, c, RIPPLE_CPID_STRLEN);
+  sbuf_putc(o, '"');
+}
+
+static void push_span_seq(void *ud, uint64_t seq) { seqvec_push(ud, seq); }
+
+/* Gather what the query needs under the read lock; read bodies after it. */
+static int query_related(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf_t *o) {
+  vid_t *vs;
+  size_t n;
+  int truncated;
+  seqvec_t rows = {0};
+  pthread_rwlock_rdlock(&s->lock);
+  int rc = graph_related(s->g, cpid, limit, &vs, &n, &truncated);
+  if (rc != RIPPLE_OK) {
+    pthread_rwlock_unlock(&s->lock);
+    return rc == RIPPLE_ENOENT ? 404 : 503;
+  }
+  const char *key = q == Q_RELATED ? "related" : q == Q_MERGELOGS ? "mergelogs" : "spans";
+  sbuf_puts(o, "{\"cpid\":");
+  put_cpid(o, cpid);
+  sbuf_printf(o, ",\"truncated\":%s,\"%s\":[", truncated ? "true" : "false", key);
+  for (size_t i = 0; i < n; i++) {
+    if (q == Q_RELATED) {
+      if (i) sbuf_putc(o, ',');
+      put_cpid(o, graph_cpid(s->g, vs[i]));
+    } else if (q == Q_MERGELOGS) {
+      uint64_t seq = graph_mergelog_seq(s->g, vs[i]);
+      if (seq) seqvec_push(&rows, seq);
+    } else {
+      graph_span_seqs(s->g, vs[i], push_span_seq, &rows);
+    }
+  }
+  pthread_rwlock_unlock(&s->lock);
+  free(vs);
+  if (q != Q_RELATED) {
+    int first = 1;
+    rc = store_bodies(s->store, q == Q_MERGELOGS ? DEC_MERGELOGS : DEC_SPANS, rows.v, rows.n, o,
+                      &first);
+  }
+  free(rows.v);
+  sbuf_puts(o, "]}");
+  return rc == RIPPLE_OK ? 200 : 503;
+}
+
+static int query_origins(srv_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf_t *o) {
+  graph_origin_t *org;
+  size_t n;
+  int truncated;
+  pthread_rwlock_rdlock(&s->lock);
+  int rc = graph_origins(s->g, cpid, limit, &org, &n, &truncated);
+  if (rc == RIPPLE_OK) {
+    sbuf_puts(o, "{\"cpid\":");
+    put_cpid(o, cpid);
+    sbuf_printf(o, ",\"truncated\":%s,\"origins\":[", truncated ? "true" : "false");
+    for (size_t i = 0; i < n; i++) {
+      if (i) sbuf_putc(o, ',');
+      put_cpid(o, graph_cpid(s->g, org[i].path[0]));
+    }
+    sbuf_puts(o, "],\"paths\":[");
+    for (size_t i = 0; i < n; i++) {
+      sbuf_puts(o, i ? ",[" : "[");
+      for (size_t k = 0; k < org[i].len; k++) {
+        if (k) sbuf_putc(o, ',');
+        put_cpid(o, graph_cpid(s->g, org[i].path[k]));
+      }
+      sbuf_putc(o, ']');
+    }
+    sbuf_puts(o, "]}");
+    graph_origins_free(org, n);
+  }
+  pthread_rwlock_unlock(&s->lock);
+  return rc == RIPPLE_OK ? 200 : rc == RIPPLE_ENOENT ? 404 : 503;
+}
+
+int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out) {
+  if (!limit || limit > s->cfg.query_limit) limit = s->cfg.query_limit;
+  return q == Q_ORIGINS ? query_origins(s, cpid, limit, out)
+                        : query_related(s, q, cpid, limit, out);
+}
+
+/* Cursors are "<time>.<seq>" of the last record returned: opaque to clients. */
+int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char *cursor,
+             size_t limit, sbuf_t *out, char *err, size_t errcap) {
+  int64_t at = since - 1, aseq = INT64_MAX;
+  if (since == INT64_MIN) at = INT64_MIN;
+  if (cursor && *cursor) {
+    char *end;
+    at = strtoll(cursor, &end, 10);
+    if (*end != '.' || (aseq = strtoll(end + 1, &end, 10), *end)) {
+      snprintf(err, errcap, "cursor '%.64s' is not one this server handed out", cursor);
+      return 400;
+    }
+  }
+  const char *key = kind == DEC_MERGELOGS ? "mergelogs" : "spans";
+  size_t count;
+  int more;
+  int64_t nt = 0, ns = 0;
+  sbuf_printf(out, "{\"%s\":[", key);
+  int rc = store_page(s->store, kind, at, aseq, until, limit, out, &count, &more, &nt, &ns);
+  if (rc != RIPPLE_OK) return 503;
+  if (more)
+    sbuf_printf(out, "],\"next\":\"%" PRId64 ".%" PRId64 "\"}", nt, ns);
+  else
+    sbuf_puts(out, "],\"next\":null}");
+  return 200;
+}
+
+void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out) {
+  metrics_gauges_t g = {0};
+  pthread_rwlock_rdlock(&s->lock);
+  g.vertices = graph_vertices(s->g);
+  g.edges = graph_edges(s->g);
+  g.spans = graph_spans(s->g);
+  g.graph_bytes = graph_memory(s->g);
+  pthread_rwlock_unlock(&s->lock);
+  store_stats_t st;
+  store_stats(s->store, &st);
+  g.storage_bytes = store_size_bytes(s->store);
+  g.commit_groups = st.groups;
+  g.rows_deleted = st.rows_deleted;
+  g.write_errors = st.write_errors;
+  g.connections = connections;
+  metrics_write(&s->m, &g, out);
+}

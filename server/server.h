@@ -1,0 +1,52 @@
+/*
+ * server.h - the trace server's state and its operations, independent of HTTP:
+ * ingest (decode, store durably, add to the graph), queries by CPID, listings,
+ * retention. http.c maps requests onto these.
+ */
+#ifndef RIPPLE_SERVER_SERVER_H
+#define RIPPLE_SERVER_SERVER_H
+
+#include <pthread.h>
+
+#include "decode.h"
+#include "graph.h"
+#include "metrics.h"
+#include "store.h"
+
+typedef struct srv_config {
+  const char *db_path;
+  int sync_full;
+  size_t max_vertices; /* retention by size; 0: none */
+  int64_t max_age_ns;  /* retention by age; 0: none */
+  size_t query_limit;  /* most CPIDs one query walks */
+  dec_limits_t limits;
+} srv_config_t;
+
+typedef struct srv {
+  srv_config_t cfg;
+  graph_t *g;
+  pthread_rwlock_t lock; /* guards g: the store's writer thread writes, queries read */
+  store_t *store;
+  metrics_t m;
+  atomic_int ready;
+} srv_t;
+
+/* Open the store, rebuild the graph from it, start the writer. */
+int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap);
+void srv_close(srv_t *s);
+
+/* Ingest one request body. On a client error returns 4xx status with the
+ * problem in *err; 200 when every record is durable; 503 when storage failed. */
+int srv_ingest(srv_t *s, dec_kind_t kind, const char *body, size_t len, size_t *accepted,
+               dec_error_t *err);
+
+typedef enum { Q_RELATED, Q_ORIGINS, Q_MERGELOGS, Q_SPANS } query_t;
+/* Answer a query about one CPID as a JSON document in out. Returns an HTTP
+ * status (200, 404 for an unknown CPID). */
+int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out);
+/* A page of all mergelogs or spans, time-ordered. */
+int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char *cursor,
+             size_t limit, sbuf_t *out, char *err, size_t errcap);
+void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out);
+
+#endif

@@ -1,0 +1,456 @@
+/*
+ * store.c - see store.h.
+ *
+ * Schema (version 1): one row per record, in arrival order. There is no index
+ * on CPIDs: random 16-byte keys cost SQLite three quarters of its insert rate,
+ * and the graph in memory already knows which rows belong to which CPID. The
+ * time indexes serve the paginated listings and grow at the end, so they are
+ * cheap.
+ */
+#include "store.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define READERS_MAX 16
+
+static const char *schema =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "INSERT OR IGNORE INTO meta VALUES('schema', '1');"
+    "CREATE TABLE IF NOT EXISTS mergelogs(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
+    "  time INTEGER NOT NULL, sources BLOB NOT NULL, body TEXT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS mergelogs_time ON mergelogs(time);"
+    "CREATE TABLE IF NOT EXISTS spans(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
+    "  start INTEGER NOT NULL, body TEXT NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS spans_start ON spans(start);";
+
+typedef struct job {
+  const dec_batch_t *b;
+  uint64_t *seqs;
+  int rc, done;
+  struct job *next;
+} job_t;
+
+struct store {
+  char *path;
+  int sync_full;
+  sqlite3 *w; /* the writer's connection */
+  sqlite3_stmt *ins[2], *del[2];
+  store_hooks_t hooks;
+
+  pthread_mutex_t mu;
+  pthread_cond_t work, done;
+  job_t *head, *tail;
+  int stop, started;
+  pthread_t thread;
+
+  pthread_mutex_t rmu; /* pool of reader connections */
+  sqlite3 *readers[READERS_MAX];
+  int nreaders;
+
+  struct {
+    atomic_uint_fast64_t groups, records, rows_deleted, write_errors;
+  } st;
+};
+
+static const char *table[2] = {"mergelogs", "spans"};
+
+static void log_db_error(const char *event, const char *msg) {
+  char q[512];
+  ripple_log_quote(msg ? msg : "?", q, sizeof q);
+  ripple_log(RIPPLE_LOG_ERROR, event, "error=%s", q);
+}
+
+static int open_conn(const char *path, int sync_full, sqlite3 **db, char *err, size_t cap) {
+  int rc = sqlite3_open_v2(path, db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK) {
+    snprintf(err, cap, "cannot open database %s: %s", path,
+             *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
+    sqlite3_close(*db);
+    *db = NULL;
+    return RIPPLE_ESYS;
+  }
+  sqlite3_busy_timeout(*db, 5000);
+  char pragmas[160];
+  snprintf(pragmas, sizeof pragmas,
+           "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA cache_size=-65536;"
+           "PRAGMA temp_store=MEMORY;",
+           sync_full ? "FULL" : "NORMAL");
+  char *msg = NULL;
+  if (sqlite3_exec(*db, pragmas, NULL, NULL, &msg) != SQLITE_OK) {
+    snprintf(err, cap, "cannot configure database %s: %s", path, msg ? msg : "?");
+    sqlite3_free(msg);
+    sqlite3_close(*db);
+    *db = NULL;
+    return RIPPLE_ESYS;
+  }
+  return RIPPLE_OK;
+}
+
+int store_open(const char *path, int sync_full, store_t **out, char *err, size_t cap) {
+  store_t *s = calloc(1, sizeof *s);
+  if (!s || !(s->path = strdup(path))) {
+    free(s);
+    snprintf(err, cap, "out of memory");
+    return RIPPLE_ENOMEM;
+  }
+  s->sync_full = sync_full;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_mutex_init(&s->rmu, NULL);
+  pthread_cond_init(&s->work, NULL);
+  pthread_cond_init(&s->done, NULL);
+  int rc = open_conn(path, sync_full, &s->w, err, cap);
+  char *msg = NULL;
+  if (rc == RIPPLE_OK && sqlite3_exec(s->w, schema, NULL, NULL, &msg) != SQLITE_OK) {
+    snprintf(err, cap, "cannot create schema in %s: %s", path, msg ? msg : "?");
+    sqlite3_free(msg);
+    rc = RIPPLE_ESYS;
+  }
+  sqlite3_stmt *v = NULL;
+  if (rc == RIPPLE_OK &&
+      sqlite3_prepare_v2(s->w, "SELECT value FROM meta WHERE key='schema'", -1, &v, NULL) ==
+          SQLITE_OK &&
+      sqlite3_step(v) == SQLITE_ROW && strcmp((const char *)sqlite3_column_text(v, 0), "1") != 0) {
+    snprintf(err, cap, "%s has schema version %s; this ripple server reads version 1", path,
+             (const char *)sqlite3_column_text(v, 0));
+    rc = RIPPLE_EVERSION;
+  }
+  sqlite3_finalize(v);
+  static const char *ins[2] = {
+      "INSERT INTO mergelogs(cpid, time, sources, body) VALUES(?1, ?2, ?3, ?4)",
+      "INSERT INTO spans(cpid, start, body) VALUES(?1, ?2, ?4)"};
+  static const char *del[2] = {"DELETE FROM mergelogs WHERE seq = ?1",
+                               "DELETE FROM spans WHERE seq = ?1"};
+  for (int k = 0; k < 2 && rc == RIPPLE_OK; k++) {
+    if (sqlite3_prepare_v3(s->w, ins[k], -1, SQLITE_PREPARE_PERSISTENT, &s->ins[k], NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v3(s->w, del[k], -1, SQLITE_PREPARE_PERSISTENT, &s->del[k], NULL) !=
+            SQLITE_OK) {
+      snprintf(err, cap, "cannot prepare statements: %s", sqlite3_errmsg(s->w));
+      rc = RIPPLE_ESYS;
+    }
+  }
+  if (rc != RIPPLE_OK) {
+    store_close(s);
+    return rc;
+  }
+  *out = s;
+  return RIPPLE_OK;
+}
+
+int store_load(store_t *st,
+               void (*mergelog)(void *ud, uint64_t seq, const ripple_cpid_t *cpid,
+                                const ripple_cpid_t *src, size_t nsrc, int64_t time),
+               void (*span)(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t start),
+               void *ud) {
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(st->w, "SELECT seq, cpid, time, sources FROM mergelogs ORDER BY seq",
+                              -1, &q, NULL);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+    const void *cp = sqlite3_column_blob(q, 1), *src = sqlite3_column_blob(q, 3);
+    int nsrc = sqlite3_column_bytes(q, 3);
+    if (sqlite3_column_bytes(q, 1) != 16 || nsrc % 16) continue; /* not ours: skip */
+    ripple_cpid_t cpid;
+    memcpy(&cpid, cp, 16);
+    mergelog(ud, (uint64_t)sqlite3_column_int64(q, 0), &cpid, src, (size_t)nsrc / 16,
+             sqlite3_column_int64(q, 2));
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(q);
+  if (rc != SQLITE_DONE) return RIPPLE_ESYS;
+  rc = sqlite3_prepare_v2(st->w, "SELECT seq, cpid, start FROM spans ORDER BY seq", -1, &q, NULL);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+    if (sqlite3_column_bytes(q, 1) != 16) continue;
+    ripple_cpid_t cpid;
+    memcpy(&cpid, sqlite3_column_blob(q, 1), 16);
+    span(ud, (uint64_t)sqlite3_column_int64(q, 0), &cpid, sqlite3_column_int64(q, 2));
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(q);
+  return rc == SQLITE_DONE ? RIPPLE_OK : RIPPLE_ESYS;
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+static int insert_batch(store_t *s, const dec_batch_t *b, uint64_t *seqs) {
+  int k = b->kind == DEC_MERGELOGS ? 0 : 1;
+  sqlite3_stmt *q = s->ins[k];
+  for (size_t i = 0; i < b->n; i++) {
+    const dec_rec_t *r = &b->rec[i];
+    sqlite3_bind_blob(q, 1, r->cpid.b, 16, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, r->time);
+    if (k == 0)
+      sqlite3_bind_blob(q, 3, r->nsrc ? (const void *)(b->src + r->src_off) : "",
+                        (int)(r->nsrc * 16), SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, b->body.p + r->body_off, (int)r->body_len, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) return RIPPLE_ESYS;
+    seqs[i] = (uint64_t)sqlite3_last_insert_rowid(s->w);
+  }
+  return RIPPLE_OK;
+}
+
+static int exec(store_t *s, const char *sql) {
+  return sqlite3_exec(s->w, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+}
+
+/* Write one group of jobs in one transaction; each job in its own savepoint so
+ * one failing job does not fail the others. */
+static void write_group(store_t *s, job_t *jobs) {
+  int ok = exec(s, "BEGIN IMMEDIATE") == 0;
+  for (job_t *j = jobs; j; j = j->next) {
+    if (!ok) {
+      j->rc = RIPPLE_ESYS;
+      continue;
+    }
+    exec(s, "SAVEPOINT job");
+    j->rc = insert_batch(s, j->b, j->seqs);
+    if (j->rc != RIPPLE_OK) {
+      log_db_error("store_write_failed", sqlite3_errmsg(s->w));
+      exec(s, "ROLLBACK TO job");
+    }
+    exec(s, "RELEASE job");
+  }
+  if (ok && exec(s, "COMMIT") != 0) {
+    log_db_error("store_commit_failed", sqlite3_errmsg(s->w));
+    exec(s, "ROLLBACK");
+    ok = 0;
+  }
+  size_t records = 0;
+  for (job_t *j = jobs; j; j = j->next) {
+    if (!ok) j->rc = RIPPLE_ESYS;
+    if (j->rc == RIPPLE_OK) {
+      records += j->b->n;
+      if (s->hooks.committed) s->hooks.committed(s->hooks.ud, j->b, j->seqs);
+    } else {
+      atomic_fetch_add(&s->st.write_errors, 1);
+    }
+  }
+  atomic_fetch_add(&s->st.groups, 1);
+  atomic_fetch_add(&s->st.records, records);
+}
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *writer(void *arg) {
+  store_t *s = arg;
+  int64_t last_tick = mono_ms();
+  pthread_mutex_lock(&s->mu);
+  for (;;) {
+    while (!s->head && !s->stop) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_sec += s->hooks.tick_ms / 1000 + 1;
+      if (pthread_cond_timedwait(&s->work, &s->mu, &ts) != 0) break;
+    }
+    job_t *jobs = s->head;
+    s->head = s->tail = NULL;
+    int stop = s->stop && !jobs;
+    pthread_mutex_unlock(&s->mu);
+    if (stop) break;
+    if (jobs) {
+      write_group(s, jobs);
+      pthread_mutex_lock(&s->mu); /* acknowledge before anything else */
+      for (job_t *j = jobs; j; j = j->next) j->done = 1;
+      pthread_cond_broadcast(&s->done);
+      pthread_mutex_unlock(&s->mu);
+    }
+    if (s->hooks.tick && mono_ms() - last_tick >= s->hooks.tick_ms) {
+      s->hooks.tick(s->hooks.ud, s);
+      last_tick = mono_ms();
+    }
+    pthread_mutex_lock(&s->mu);
+  }
+  return NULL;
+}
+
+int store_start(store_t *st, const store_hooks_t *hooks) {
+  st->hooks = *hooks;
+  if (!st->hooks.tick_ms) st->hooks.tick_ms = 1000;
+  if (pthread_create(&st->thread, NULL, writer, st) != 0) return RIPPLE_ESYS;
+  st->started = 1;
+  return RIPPLE_OK;
+}
+
+int store_write(store_t *st, const dec_batch_t *b) {
+  job_t j = {b, malloc((b->n ? b->n : 1) * sizeof(uint64_t)), RIPPLE_OK, 0, NULL};
+  if (!j.seqs) return RIPPLE_ENOMEM;
+  pthread_mutex_lock(&st->mu);
+  if (st->stop) {
+    pthread_mutex_unlock(&st->mu);
+    free(j.seqs);
+    return RIPPLE_ESTATE;
+  }
+  if (st->tail)
+    st->tail->next = &j;
+  else
+    st->head = &j;
+  st->tail = &j;
+  pthread_cond_signal(&st->work);
+  while (!j.done) pthread_cond_wait(&st->done, &st->mu);
+  pthread_mutex_unlock(&st->mu);
+  free(j.seqs);
+  return j.rc;
+}
+
+int store_delete(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n) {
+  if (n == 0) return RIPPLE_OK;
+  sqlite3_stmt *q = st->del[kind == DEC_MERGELOGS ? 0 : 1];
+  if (exec(st, "BEGIN IMMEDIATE") != 0) return RIPPLE_ESYS;
+  for (size_t i = 0; i < n; i++) {
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)seqs[i]);
+    sqlite3_step(q);
+    sqlite3_reset(q);
+  }
+  if (exec(st, "COMMIT") != 0) {
+    exec(st, "ROLLBACK");
+    return RIPPLE_ESYS;
+  }
+  atomic_fetch_add(&st->st.rows_deleted, n);
+  return RIPPLE_OK;
+}
+
+/* ---- reading -------------------------------------------------------------- */
+
+static sqlite3 *reader_get(store_t *s) {
+  pthread_mutex_lock(&s->rmu);
+  sqlite3 *db = s->nreaders ? s->readers[--s->nreaders] : NULL;
+  pthread_mutex_unlock(&s->rmu);
+  if (!db) {
+    char err[256];
+    if (open_conn(s->path, s->sync_full, &db, err, sizeof err) != RIPPLE_OK) {
+      log_db_error("store_reader_failed", err);
+      return NULL;
+    }
+  }
+  return db;
+}
+
+static void reader_put(store_t *s, sqlite3 *db) {
+  pthread_mutex_lock(&s->rmu);
+  if (s->nreaders < READERS_MAX) {
+    s->readers[s->nreaders++] = db;
+    db = NULL;
+  }
+  pthread_mutex_unlock(&s->rmu);
+  sqlite3_close(db);
+}
+
+int store_bodies(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n, sbuf_t *out,
+                 int *first) {
+  sqlite3 *db = reader_get(st);
+  if (!db) return RIPPLE_ESYS;
+  char sql[64];
+  snprintf(sql, sizeof sql, "SELECT body FROM %s WHERE seq = ?1",
+           table[kind == DEC_MERGELOGS ? 0 : 1]);
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK ? RIPPLE_OK : RIPPLE_ESYS;
+  /* One read transaction, so the answer is a consistent snapshot. */
+  sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+  for (size_t i = 0; i < n && rc == RIPPLE_OK; i++) {
+    sqlite3_bind_int64(q, 1, (sqlite3_int64)seqs[i]);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+      if (!*first) sbuf_putc(out, ',');
+      *first = 0;
+      sbuf_put(out, (const char *)sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0));
+    }
+    sqlite3_reset(q);
+  }
+  sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+  sqlite3_finalize(q);
+  reader_put(st, db);
+  return out->oom ? RIPPLE_ENOMEM : rc;
+}
+
+int store_page(store_t *st, dec_kind_t kind, int64_t after_time, int64_t after_seq, int64_t until,
+               size_t limit, sbuf_t *out, size_t *count, int *more, int64_t *next_time,
+               int64_t *next_seq) {
+  sqlite3 *db = reader_get(st);
+  if (!db) return RIPPLE_ESYS;
+  const char *col = kind == DEC_MERGELOGS ? "time" : "start";
+  char sql[256];
+  snprintf(sql, sizeof sql,
+           "SELECT seq, %s, body FROM %s WHERE (%s, seq) > (?1, ?2) AND %s < ?3 ORDER BY %s, seq "
+           "LIMIT ?4",
+           col, table[kind == DEC_MERGELOGS ? 0 : 1], col, col, col);
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK ? RIPPLE_OK : RIPPLE_ESYS;
+  *count = 0;
+  *more = 0;
+  if (rc == RIPPLE_OK) {
+    sqlite3_bind_int64(q, 1, after_time);
+    sqlite3_bind_int64(q, 2, after_seq);
+    sqlite3_bind_int64(q, 3, until ? until : INT64_MAX);
+    sqlite3_bind_int64(q, 4, (sqlite3_int64)limit + 1);
+    int r;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+      if (*count == limit) {
+        *more = 1;
+        break;
+      }
+      if (*count) sbuf_putc(out, ',');
+      sbuf_put(out, (const char *)sqlite3_column_text(q, 2), (size_t)sqlite3_column_bytes(q, 2));
+      *next_seq = sqlite3_column_int64(q, 0);
+      *next_time = sqlite3_column_int64(q, 1);
+      (*count)++;
+    }
+    if (r != SQLITE_ROW && r != SQLITE_DONE) rc = RIPPLE_ESYS;
+  }
+  sqlite3_finalize(q);
+  reader_put(st, db);
+  return out->oom ? RIPPLE_ENOMEM : rc;
+}
+
+int64_t store_size_bytes(store_t *st) {
+  char wal[4096];
+  snprintf(wal, sizeof wal, "%s-wal", st->path);
+  int64_t total = 0;
+  FILE *f;
+  const char *files[2] = {st->path, wal};
+  for (int i = 0; i < 2; i++) {
+    if ((f = fopen(files[i], "rb")) != NULL) {
+      if (fseek(f, 0, SEEK_END) == 0) total += ftell(f);
+      fclose(f);
+    }
+  }
+  return total;
+}
+
+void store_stats(store_t *st, store_stats_t *out) {
+  out->groups = atomic_load(&st->st.groups);
+  out->records = atomic_load(&st->st.records);
+  out->rows_deleted = atomic_load(&st->st.rows_deleted);
+  out->write_errors = atomic_load(&st->st.write_errors);
+}
+
+void store_close(store_t *st) {
+  if (!st) return;
+  if (st->started) {
+    pthread_mutex_lock(&st->mu);
+    st->stop = 1;
+    pthread_cond_signal(&st->work);
+    pthread_mutex_unlock(&st->mu);
+    pthread_join(st->thread, NULL);
+  }
+  for (int k = 0; k < 2; k++) {
+    sqlite3_finalize(st->ins[k]);
+    sqlite3_finalize(st->del[k]);
+  }
+  for (int i = 0; i < st->nreaders; i++) sqlite3_close(st->readers[i]);
+  sqlite3_close(st->w);
+  pthread_mutex_destroy(&st->mu);
+  pthread_mutex_destroy(&st->rmu);
+  pthread_cond_destroy(&st->work);
+  pthread_cond_destroy(&st->done);
+  free(st->path);
+  free(st);
+}

@@ -1,0 +1,71 @@
+/*
+ * store.h - durable storage of mergelogs and spans (SQLite, WAL mode).
+ *
+ * One writer thread owns the write connection and commits in groups: every
+ * request that arrives while a transaction is being written joins the next
+ * one, so many concurrent senders share one commit. A request's records are
+ * acknowledged only after their transaction committed. Readers use their own
+ * connections (WAL lets them read while the writer writes), so a long query
+ * never holds up ingest.
+ *
+ * Durability: with sync "normal" (the default) a commit survives the process
+ * being killed at any moment (kill -9); with "full" it also survives power loss,
+ * at the price of an fsync per group.
+ */
+#ifndef RIPPLE_SERVER_STORE_H
+#define RIPPLE_SERVER_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "internal.h"
+
+typedef struct store store_t;
+
+typedef struct store_hooks {
+  /* In the writer thread, after a group committed: make its records visible
+   * (the graph). seqs[i] is the row of b->rec[i]. */
+  void (*committed)(void *ud, const dec_batch_t *b, const uint64_t *seqs);
+  /* In the writer thread, at most every tick_ms while idle or between groups:
+   * retention. It may call store_delete(). */
+  void (*tick)(void *ud, store_t *st);
+  void *ud;
+  uint32_t tick_ms;
+} store_hooks_t;
+
+typedef struct store_stats {
+  uint64_t groups, records, rows_deleted, write_errors;
+} store_stats_t;
+
+/* Open (or create) the database at path. errbuf gets a message on failure. */
+int store_open(const char *path, int sync_full, store_t **out, char *errbuf, size_t errcap);
+/* Replay everything into the callbacks, in row order (for the graph at start). */
+int store_load(store_t *st,
+               void (*mergelog)(void *ud, uint64_t seq, const ripple_cpid_t *cpid,
+                                const ripple_cpid_t *src, size_t nsrc, int64_t time),
+               void (*span)(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t start),
+               void *ud);
+/* Start the writer thread. */
+int store_start(store_t *st, const store_hooks_t *hooks);
+/* Write a batch durably; blocks until committed (or failed). */
+int store_write(store_t *st, const dec_batch_t *b);
+/* Delete rows; only from the writer thread (the tick hook). */
+int store_delete(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n);
+
+/* Append the bodies of the given rows to out, comma-separated ("," before each
+ * but the first when *first is set). Missing rows are skipped. */
+int store_bodies(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n, sbuf_t *out,
+                 int *first);
+/* A page of records ordered by (time, seq) after the cursor (time, seq) and
+ * before `until` (0: no bound). Appends bodies to out; sets *more and the next
+ * cursor. */
+int store_page(store_t *st, dec_kind_t kind, int64_t after_time, int64_t after_seq, int64_t until,
+               size_t limit, sbuf_t *out, size_t *count, int *more, int64_t *next_time,
+               int64_t *next_seq);
+
+int64_t store_size_bytes(store_t *st);
+void store_stats(store_t *st, store_stats_t *out);
+void store_close(store_t *st);
+
+#endif
