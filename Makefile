@@ -48,7 +48,7 @@ lab: deps
 	@lab/build.sh >/dev/null
 
 demo: build
-	@$(BUILD)/release/examples/cascade
+	@scripts/demo $(BUILD)/release
 
 test-dev: build-dev
 	@cd $(BUILD)/dev && ctest --output-on-failure -j $(JOBS)

@@ -1,0 +1,551 @@
+/*
+ * test_server.c - the trace server as its clients see it: libripple's shipper
+ * sends, HTTP queries answer. The server runs in this process (its parts are a
+ * library) on a free loopback port over a temporary database, so each test can
+ * stop and reopen it: that is how the restart test checks that the answers
+ * come back the same and that the shipper's retries bridge the gap.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "http_client.h"
+#include "server.h"
+#include "testutil.h"
+
+typedef struct rig {
+  char dir[64], db[96], base[64];
+  srv_config_t cfg;
+  http_opts_t ho;
+  srv_t srv;
+  http_t *h;
+} rig_t;
+
+static void rig_open(rig_t *r) {
+  char err[256];
+  int rc = srv_open(&r->srv, &r->cfg, err, sizeof err);
+  if (rc != RIPPLE_OK) fail_msg("srv_open: %s", err);
+  rc = http_start(&r->srv, &r->ho, &r->h, err, sizeof err);
+  if (rc != RIPPLE_OK) fail_msg("http_start: %s", err);
+  /* Keep the port across restarts: the shipper must find the server again. */
+  r->ho.port = http_port(r->h);
+  snprintf(r->base, sizeof r->base, "http://127.0.0.1:%u", r->ho.port);
+}
+
+static void rig_close(rig_t *r) {
+  http_stop(r->h);
+  srv_close(&r->srv);
+  r->h = NULL;
+}
+
+static rig_t *rig_new(void) {
+  rig_t *r = calloc(1, sizeof *r);
+  assert_non_null(r);
+  snprintf(r->dir, sizeof r->dir, "/tmp/ripple-test-XXXXXX");
+  assert_non_null(mkdtemp(r->dir));
+  snprintf(r->db, sizeof r->db, "%s/trace.db", r->dir);
+  r->cfg = (srv_config_t){
+      .db_path = r->db,
+      .query_limit = 100000,
+      .limits = {.max_records = 1000, .max_sources = 64, .max_attrs = 16, .max_string = 256}};
+  r->ho = (http_opts_t){.host = "127.0.0.1", .max_body = 1 << 20, .max_connections = 64};
+  return r;
+}
+
+static int rig_setup(void **state) {
+  rig_t *r = rig_new();
+  rig_open(r);
+  *state = r;
+  return 0;
+}
+
+static int rig_teardown(void **state) {
+  rig_t *r = *state;
+  if (r->h) rig_close(r);
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", r->dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", r->dir);
+  free(r);
+  return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+typedef struct client {
+  ripple_shipper_t *s;
+  ripple_tracer_t *t;
+} client_t;
+
+static void client_new(client_t *c, const rig_t *r, const char *component) {
+  ripple_shipper_opts_t so = {
+      .url = r->base, .backoff_min_ms = 20, .backoff_max_ms = 200, .flush_interval_ms = 10};
+  assert_int_equal(ripple_shipper_new(&so, &c->s), RIPPLE_OK);
+  ripple_tracer_opts_t to = {.component = component, .sink = ripple_shipper_sink(c->s)};
+  assert_int_equal(ripple_tracer_new(&to, &c->t), RIPPLE_OK);
+}
+
+/* Everything enqueued must have been acknowledged: nothing dropped, refused or
+ * left behind. */
+static void client_free_checked(client_t *c) {
+  assert_int_equal(ripple_shipper_flush(c->s, 30000), RIPPLE_OK);
+  ripple_shipper_stats_t st;
+  ripple_shipper_stats(c->s, &st);
+  assert_int_equal(st.sent, st.enqueued);
+  assert_int_equal(st.dropped, 0);
+  assert_int_equal(st.rejected, 0);
+  ripple_tracer_free(c->t);
+  ripple_shipper_free(c->s, 1000);
+}
+
+static const char *str(const ripple_ctx_t *c, char buf[RIPPLE_CPID_STRLEN + 1]) {
+  ripple_cpid_format(&c->cpid, buf);
+  return buf;
+}
+
+static json_t *query(const rig_t *r, const ripple_ctx_t *c, const char *what) {
+  char id[RIPPLE_CPID_STRLEN + 1], path[128];
+  snprintf(path, sizeof path, "/v1/cpids/%s/%s", str(c, id), what);
+  json_t *j = hc_get_json(r->base, path, 200);
+  assert_non_null(j);
+  return j;
+}
+
+static int related_has(const rig_t *r, const ripple_ctx_t *from, const ripple_ctx_t *x) {
+  char id[RIPPLE_CPID_STRLEN + 1];
+  json_t *j = query(r, from, "related");
+  int has = hc_array_has(json_object_get(j, "related"), str(x, id));
+  json_decref(j);
+  return has;
+}
+
+static void span(ripple_tracer_t *t, const ripple_ctx_t *ctx, const char *name) {
+  ripple_span_t *s;
+  assert_int_equal(ripple_span_start(t, ctx, name, &s), RIPPLE_OK);
+  assert_int_equal(ripple_span_set_attr(s, "object", name), RIPPLE_OK);
+  ripple_span_end(s);
+}
+
+/* Count the records of an array field whose "cpid" is id. */
+static size_t count_cpid(const json_t *arr, const char *id) {
+  size_t i, n = 0;
+  json_t *v;
+  json_array_foreach(arr, i, v) {
+    if (!strcmp(json_string_value(json_object_get(v, "cpid")), id)) n++;
+  }
+  return n;
+}
+
+/* ---- the paper's figure 5, end to end ------------------------------------ */
+
+static void test_figure5_end_to_end(void **state) {
+  rig_t *r = *state;
+  client_t c;
+  client_new(&c, r, "test");
+  ripple_objref_t dep = {"apps/v1", "Deployment", "default", "web", NULL};
+  ripple_objref_t svc = {"v1", "Service", "default", "web", NULL};
+  ripple_objref_t ep = {"v1", "Endpoints", "default", "web", NULL};
+  ripple_ctx_t a, b, g, pod, unrelated;
+  assert_int_equal(ripple_root(c.t, &dep, &a), RIPPLE_OK);
+  assert_int_equal(ripple_root(c.t, &svc, &b), RIPPLE_OK);
+  assert_int_equal(ripple_root(c.t, NULL, &unrelated), RIPPLE_OK);
+  /* A Pod created from the Deployment's change reuses α: no mergelog. */
+  const ripple_ctx_t *from_a[] = {&a};
+  ripple_merge_kind_t how;
+  assert_int_equal(ripple_merge(c.t, NULL, from_a, 1, NULL, &pod, &how), RIPPLE_OK);
+  assert_int_equal(how, RIPPLE_MERGE_REUSED);
+  const ripple_ctx_t *ab[] = {&a, &b};
+  assert_int_equal(ripple_merge(c.t, NULL, ab, 2, &ep, &g, &how), RIPPLE_OK);
+  assert_int_equal(how, RIPPLE_MERGE_NEW);
+  span(c.t, &a, "scale");
+  span(c.t, &g, "endpoints");
+  span(c.t, &g, "endpoints-again");
+  client_free_checked(&c);
+
+  /* related: α reaches γ (and itself), β reaches γ, γ reaches only itself. */
+  assert_true(related_has(r, &a, &a));
+  assert_true(related_has(r, &a, &g));
+  assert_false(related_has(r, &a, &b));
+  assert_true(related_has(r, &b, &g));
+  assert_false(related_has(r, &g, &a));
+  assert_false(related_has(r, &a, &unrelated));
+
+  /* origins of γ: α and β, each with its path to γ. */
+  char ida[RIPPLE_CPID_STRLEN + 1], idb[RIPPLE_CPID_STRLEN + 1], idg[RIPPLE_CPID_STRLEN + 1];
+  str(&a, ida), str(&b, idb), str(&g, idg);
+  json_t *o = query(r, &g, "origins");
+  json_t *origins = json_object_get(o, "origins"), *paths = json_object_get(o, "paths");
+  assert_int_equal(json_array_size(origins), 2);
+  assert_true(hc_array_has(origins, ida));
+  assert_true(hc_array_has(origins, idb));
+  for (size_t i = 0; i < 2; i++) {
+    json_t *p = json_array_get(paths, i);
+    assert_int_equal(json_array_size(p), 2);
+    assert_string_equal(json_string_value(json_array_get(p, 1)), idg);
+    assert_string_equal(json_string_value(json_array_get(p, 0)),
+                        json_string_value(json_array_get(origins, i)));
+  }
+  json_decref(o);
+
+  /* mergelogs of α's cascade: α's root and γ's merge {α, β}. */
+  json_t *m = query(r, &a, "mergelogs");
+  json_t *ml = json_object_get(m, "mergelogs");
+  assert_int_equal(json_array_size(ml), 2);
+  assert_int_equal(count_cpid(ml, ida), 1);
+  assert_int_equal(count_cpid(ml, idg), 1);
+  size_t i;
+  json_t *v;
+  json_array_foreach(ml, i, v) {
+    if (strcmp(json_string_value(json_object_get(v, "cpid")), idg)) continue;
+    json_t *src = json_object_get(v, "sources");
+    assert_int_equal(json_array_size(src), 2);
+    assert_true(hc_array_has(src, ida));
+    assert_true(hc_array_has(src, idb));
+    assert_string_equal(json_string_value(json_object_get(json_object_get(v, "object"), "kind")),
+                        "Endpoints");
+  }
+  json_decref(m);
+
+  /* spans of α's cascade: one on α, two on γ, with their attributes. */
+  json_t *s = query(r, &a, "spans");
+  json_t *sp = json_object_get(s, "spans");
+  assert_int_equal(json_array_size(sp), 3);
+  assert_int_equal(count_cpid(sp, ida), 1);
+  assert_int_equal(count_cpid(sp, idg), 2);
+  json_decref(s);
+
+  /* An unknown CPID is a 404 with a JSON error; a malformed one a 400. */
+  json_t *e = hc_get_json(r->base, "/v1/cpids/00000000-0000-4000-8000-000000000000/related", 404);
+  assert_non_null(json_object_get(e, "error"));
+  json_decref(e);
+  e = hc_get_json(r->base, "/v1/cpids/not-a-cpid/related", 400);
+  assert_string_equal(json_string_value(json_object_get(e, "field")), "cpid");
+  json_decref(e);
+}
+
+/* ---- restart in the middle ----------------------------------------------- */
+
+#define CHAINS 40
+
+/* A chain of merges: each new root merged with the previous merge, so the
+ * first root reaches every merge. */
+static void ship_chains(client_t *c, ripple_ctx_t *roots, ripple_ctx_t *merged, size_t from,
+                        size_t to) {
+  for (size_t k = from; k < to; k++) {
+    assert_int_equal(ripple_root(c->t, NULL, &roots[k]), RIPPLE_OK);
+    if (k == 0) {
+      merged[0] = roots[0];
+      continue;
+    }
+    const ripple_ctx_t *src[] = {&roots[k], &merged[k - 1]};
+    ripple_merge_kind_t how;
+    assert_int_equal(ripple_merge(c->t, NULL, src, 2, NULL, &merged[k], &how), RIPPLE_OK);
+    assert_int_equal(how, RIPPLE_MERGE_NEW);
+    span(c->t, &merged[k], "work");
+  }
+}
+
+static char *get_body(const rig_t *r, const char *path) {
+  char url[256];
+  snprintf(url, sizeof url, "%s%s", r->base, path);
+  hc_resp_t resp;
+  assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &resp), 0);
+  assert_int_equal(resp.status, 200);
+  return resp.body;
+}
+
+static void test_restart_in_the_middle(void **state) {
+  rig_t *r = *state;
+  static ripple_ctx_t roots[CHAINS], merged[CHAINS];
+  client_t c;
+  client_new(&c, r, "test");
+  ship_chains(&c, roots, merged, 0, CHAINS / 2);
+  assert_int_equal(ripple_shipper_flush(c.s, 30000), RIPPLE_OK);
+  char id[RIPPLE_CPID_STRLEN + 1], path[128];
+  snprintf(path, sizeof path, "/v1/cpids/%s/related", str(&roots[0], id));
+  char *before = get_body(r, path);
+
+  /* The server goes away; the client keeps working and its shipper retries. */
+  rig_close(r);
+  ship_chains(&c, roots, merged, CHAINS / 2, CHAINS);
+  ripple_shipper_stats_t st;
+  ripple_shipper_stats(c.s, &st);
+  assert_true(st.queued > 0 || st.failures > 0);
+  rig_open(r);
+  client_free_checked(&c);
+
+  /* Everything from both halves is there, linked across the restart. */
+  json_t *j = query(r, &roots[0], "related");
+  json_t *rel = json_object_get(j, "related");
+  for (size_t k = 1; k < CHAINS; k++) assert_true(hc_array_has(rel, str(&merged[k], id)));
+  assert_int_equal(json_array_size(rel), 1 + (CHAINS - 1));
+  json_decref(j);
+
+  /* A restart brings back the answers: everything the first query returned
+   * is still returned after two restarts. */
+  rig_close(r);
+  rig_open(r);
+  char *after = get_body(r, path);
+  json_t *jb = json_loads(before, 0, NULL), *ja = json_loads(after, 0, NULL);
+  json_t *rb = json_object_get(jb, "related"), *ra = json_object_get(ja, "related");
+  size_t i;
+  json_t *v;
+  json_array_foreach(rb, i, v) assert_true(hc_array_has(ra, json_string_value(v)));
+  json_decref(jb);
+  json_decref(ja);
+  free(before);
+  free(after);
+}
+
+/* ---- bad input ------------------------------------------------------------- */
+
+static hc_resp_t post(const rig_t *r, const char *route, const char *body, const char *token) {
+  char url[256];
+  snprintf(url, sizeof url, "%s%s", r->base, route);
+  hc_resp_t resp;
+  assert_int_equal(hc_request("POST", url, body, strlen(body), token, &resp), 0);
+  return resp;
+}
+
+/* Assert a JSON error answer with the given status, index and field. */
+static void expect_error(hc_resp_t resp, long status, long index, const char *field) {
+  if (resp.status != status) fail_msg("status %ld, want %ld: %s", resp.status, status, resp.body);
+  json_t *j = json_loads(resp.body, 0, NULL);
+  assert_non_null(j);
+  assert_true(json_is_string(json_object_get(j, "error")));
+  json_t *ix = json_object_get(j, "index");
+  if (index >= 0)
+    assert_int_equal(json_integer_value(ix), index);
+  else
+    assert_null(ix);
+  if (field) assert_string_equal(json_string_value(json_object_get(j, "field")), field);
+  json_decref(j);
+  hc_resp_free(&resp);
+}
+
+static void expect_get_error(const rig_t *r, const char *path, long status, const char *field) {
+  char url[256];
+  snprintf(url, sizeof url, "%s%s", r->base, path);
+  hc_resp_t resp;
+  assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &resp), 0);
+  expect_error(resp, status, -1, field);
+}
+
+#define ML(id) "{\"cpid\":\"" id "\",\"sources\":[],\"time\":\"2026-11-22T10:00:00.000000001Z\"}"
+#define ID1 "11111111-1111-4111-8111-111111111111"
+#define ID2 "22222222-2222-4222-8222-222222222222"
+
+static void test_bad_input_is_refused_whole(void **state) {
+  rig_t *r = *state;
+  expect_error(post(r, "/v1/mergelogs", "{not json", NULL), 400, -1, NULL);
+  expect_error(post(r, "/v1/mergelogs", "[" ML(ID1) ",{\"cpid\":\"nope\"}]", NULL), 400, 1, "cpid");
+  expect_error(post(r, "/v1/spans", "[" ML(ID1) "]", NULL), 400, 0, NULL);
+  /* All or nothing: the good first record of the refused request is absent. */
+  json_t *e = hc_get_json(r->base, "/v1/cpids/" ID1 "/related", 404);
+  assert_non_null(e);
+  json_decref(e);
+
+  /* Too many records (the rig allows 1000) and too large a body (1 MiB). */
+  sbuf_t b;
+  sbuf_init(&b);
+  sbuf_putc(&b, '[');
+  for (int i = 0; i < 1001; i++) sbuf_printf(&b, "%s" ML(ID2), i ? "," : "");
+  sbuf_putc(&b, ']');
+  sbuf_putc(&b, '\0');
+  expect_error(post(r, "/v1/mergelogs", b.p, NULL), 413, -1, NULL);
+  b.len = 0;
+  sbuf_putc(&b, '[');
+  while (b.len < (2u << 20)) sbuf_puts(&b, "                ");
+  sbuf_puts(&b, "]");
+  sbuf_putc(&b, '\0');
+  expect_error(post(r, "/v1/mergelogs", b.p, NULL), 413, -1, NULL);
+  sbuf_free(&b);
+
+  /* Unknown routes and methods. */
+  expect_error(post(r, "/v1/nothing", "[]", NULL), 404, -1, NULL);
+  json_t *j = hc_get_json(r->base, "/v1/cpids/" ID1 "/sideways", 404);
+  assert_non_null(j);
+  json_decref(j);
+
+  /* Still serving, and it counted the refusals. */
+  hc_resp_t ok = post(r, "/v1/mergelogs", "[" ML(ID1) "]", NULL);
+  assert_int_equal(ok.status, 200);
+  hc_resp_free(&ok);
+  char *metrics = get_body(r, "/metrics");
+  assert_non_null(strstr(metrics, "ripple_rejected_requests_total{kind=\"mergelog\"} 4"));
+  assert_non_null(strstr(metrics, "ripple_records_total{kind=\"mergelog\"} 1"));
+  assert_non_null(strstr(metrics, "ripple_graph_vertices 1"));
+  free(metrics);
+}
+
+/* ---- tokens ------------------------------------------------------------------ */
+
+static void test_tokens(void **state) {
+  rig_t *r = *state;
+  rig_close(r);
+  char *writers[] = {"w-secret", "w-other", NULL}, *readers[] = {"r-secret", NULL};
+  r->ho.writer_tokens = writers;
+  r->ho.reader_tokens = readers;
+  rig_open(r);
+  expect_error(post(r, "/v1/mergelogs", "[" ML(ID1) "]", NULL), 401, -1, NULL);
+  expect_error(post(r, "/v1/mergelogs", "[" ML(ID1) "]", "r-secret"), 401, -1, NULL);
+  expect_error(post(r, "/v1/mergelogs", "[" ML(ID1) "]", "w-secre"), 401, -1, NULL);
+  hc_resp_t ok = post(r, "/v1/mergelogs", "[" ML(ID1) "]", "w-other");
+  assert_int_equal(ok.status, 200);
+  hc_resp_free(&ok);
+
+  char url[256];
+  hc_resp_t resp;
+  snprintf(url, sizeof url, "%s/v1/cpids/" ID1 "/related", r->base);
+  assert_int_equal(hc_request("GET", url, NULL, 0, "w-secret", &resp), 0);
+  expect_error(resp, 401, -1, NULL);
+  assert_int_equal(hc_request("GET", url, NULL, 0, "r-secret", &resp), 0);
+  assert_int_equal(resp.status, 200);
+  hc_resp_free(&resp);
+  /* Probes stay open so a kubelet can use them without a token. */
+  snprintf(url, sizeof url, "%s/healthz", r->base);
+  assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &resp), 0);
+  assert_int_equal(resp.status, 200);
+  hc_resp_free(&resp);
+  snprintf(url, sizeof url, "%s/metrics", r->base);
+  assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &resp), 0);
+  expect_error(resp, 401, -1, NULL);
+  r->ho.writer_tokens = r->ho.reader_tokens = NULL;
+}
+
+/* ---- listing --------------------------------------------------------------- */
+
+static void test_listing_pages_and_time_filters(void **state) {
+  rig_t *r = *state;
+  enum { TOTAL = 250 };
+  /* Records with times one second apart, posted out of order. */
+  sbuf_t b;
+  sbuf_init(&b);
+  sbuf_putc(&b, '[');
+  for (int k = 0; k < TOTAL; k++) {
+    int i = (k * 7) % TOTAL; /* 7 is coprime with 250: a permutation */
+    sbuf_printf(&b,
+                "%s{\"cpid\":\"%08x-0000-4000-8000-000000000000\",\"sources\":[],"
+                "\"time\":\"2026-11-22T10:%02d:%02d.000000000Z\"}",
+                k ? "," : "", i, i / 60, i % 60);
+  }
+  sbuf_puts(&b, "]");
+  sbuf_putc(&b, '\0');
+  hc_resp_t ok = post(r, "/v1/mergelogs", b.p, NULL);
+  assert_int_equal(ok.status, 200);
+  hc_resp_free(&ok);
+  sbuf_free(&b);
+
+  /* Walk all pages: every record once, in time order. */
+  char path[256], cursor[64] = "";
+  int seen = 0;
+  for (int page = 0; page < 10; page++) {
+    snprintf(path, sizeof path, "/v1/mergelogs?limit=100%s%s", *cursor ? "&cursor=" : "", cursor);
+    json_t *j = hc_get_json(r->base, path, 200);
+    assert_non_null(j);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(j, "mergelogs"), i, v) {
+      unsigned idx;
+      assert_int_equal(sscanf(json_string_value(json_object_get(v, "cpid")), "%08x", &idx), 1);
+      assert_int_equal(idx, (unsigned)seen++);
+    }
+    json_t *next = json_object_get(j, "next");
+    if (json_is_null(next)) {
+      json_decref(j);
+      break;
+    }
+    snprintf(cursor, sizeof cursor, "%s", json_string_value(next));
+    json_decref(j);
+  }
+  assert_int_equal(seen, TOTAL);
+
+  /* since is inclusive, until exclusive: [10:01:00, 10:02:00) is 60 records. */
+  json_t *j = hc_get_json(
+      r->base, "/v1/mergelogs?since=2026-11-22T10:01:00Z&until=2026-11-22T10:02:00Z", 200);
+  assert_non_null(j);
+  assert_int_equal(json_array_size(json_object_get(j, "mergelogs")), 60);
+  assert_true(json_is_null(json_object_get(j, "next")));
+  json_decref(j);
+  expect_get_error(r, "/v1/mergelogs?since=yesterday", 400, "since");
+  expect_get_error(r, "/v1/mergelogs?cursor=12x", 400, "cursor");
+  expect_get_error(r, "/v1/mergelogs?limit=0", 400, "limit");
+  expect_get_error(r, "/v2/mergelogs", 404, NULL);
+}
+
+/* ---- TLS ------------------------------------------------------------------- */
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  sbuf_t b;
+  sbuf_init(&b);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_put(&b, buf, n);
+  fclose(f);
+  char *out;
+  assert_int_equal(sbuf_take(&b, &out, NULL), RIPPLE_OK);
+  return out;
+}
+
+/* Over HTTPS with a self-signed certificate for 127.0.0.1: the shipper, given
+ * the certificate as its CA, delivers; a plain-HTTP client gets nothing. */
+static void test_tls(void **state) {
+  rig_t *r = *state;
+  rig_close(r);
+  char cmd[512], crt[128], key[128];
+  snprintf(crt, sizeof crt, "%s/tls.crt", r->dir);
+  snprintf(key, sizeof key, "%s/tls.key", r->dir);
+  snprintf(cmd, sizeof cmd,
+           "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+           "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s "
+           ">/dev/null 2>&1",
+           key, crt);
+  assert_int_equal(system(cmd), 0);
+  r->ho.tls_cert = slurp(crt);
+  r->ho.tls_key = slurp(key);
+  rig_open(r);
+  char https[80];
+  snprintf(https, sizeof https, "https://127.0.0.1:%u", r->ho.port);
+
+  ripple_shipper_opts_t so = {.url = https, .ca_file = crt, .flush_interval_ms = 10};
+  client_t c;
+  assert_int_equal(ripple_shipper_new(&so, &c.s), RIPPLE_OK);
+  ripple_tracer_opts_t to = {.component = "tls-test", .sink = ripple_shipper_sink(c.s)};
+  assert_int_equal(ripple_tracer_new(&to, &c.t), RIPPLE_OK);
+  ripple_ctx_t root;
+  assert_int_equal(ripple_root(c.t, NULL, &root), RIPPLE_OK);
+  client_free_checked(&c);
+
+  hc_resp_t resp;
+  char url[160];
+  snprintf(url, sizeof url, "%s/healthz", r->base); /* http:// to a TLS port */
+  hc_request("GET", url, NULL, 0, NULL, &resp);
+  assert_int_not_equal(resp.status, 200);
+  hc_resp_free(&resp);
+  rig_close(r);
+  free((char *)r->ho.tls_cert);
+  free((char *)r->ho.tls_key);
+  r->ho.tls_cert = r->ho.tls_key = NULL;
+  rig_open(r);
+  /* The record sent over TLS is in the database. */
+  json_t *j = query(r, &root, "mergelogs");
+  assert_int_equal(json_array_size(json_object_get(j, "mergelogs")), 1);
+  json_decref(j);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_figure5_end_to_end, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_restart_in_the_middle, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_bad_input_is_refused_whole, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_tokens, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_listing_pages_and_time_filters, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_tls, rig_setup, rig_teardown),
+  };
+  ripple_log_setup("test_server", RIPPLE_LOG_WARN, NULL, NULL);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

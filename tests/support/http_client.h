@@ -1,0 +1,29 @@
+/*
+ * http_client.h - a few lines of libcurl for tests that talk to a real
+ * ripple-server: one request, its status and its body, and a parsed JSON
+ * answer when the test wants to look inside.
+ */
+#ifndef RIPPLE_TEST_HTTP_CLIENT_H
+#define RIPPLE_TEST_HTTP_CLIENT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+typedef struct hc_resp {
+  long status; /* 0: no answer (connection refused, reset, timeout) */
+  char *body;  /* NUL-terminated, malloc'd; free with hc_resp_free */
+  size_t len;
+} hc_resp_t;
+
+/* method "GET" or "POST"; body may be NULL; token (a bearer token) may be NULL. */
+int hc_request(const char *method, const char *url, const char *body, size_t len, const char *token,
+               hc_resp_t *out);
+void hc_resp_free(hc_resp_t *r);
+
+/* GET base+path and parse the JSON answer; NULL unless the status is `want`. */
+json_t *hc_get_json(const char *base, const char *path, long want);
+
+/* Does a JSON array of strings hold s? */
+int hc_array_has(const json_t *arr, const char *s);
+
+#endif
