@@ -75,6 +75,11 @@ static char **read_tokens(const char *path) {
   return t;
 }
 
+static void free_tokens(char **t) {
+  for (size_t i = 0; t && t[i]; i++) free(t[i]);
+  free(t);
+}
+
 static int parse_duration(const char *s, int64_t *ns) {
   char *end;
   double v = strtod(s, &end);
@@ -96,106 +101,136 @@ static int parse_size(const char *s, size_t *out) {
   return 0;
 }
 
-int main(int argc, char **argv) {
-  srv_config_t cfg = {
-      .db_path = "ripple.db",
-      .max_vertices = 10000000,
-      .query_limit = 100000,
-      .limits = {.max_records = 10000, .max_sources = 4096, .max_attrs = 64, .max_string = 4096}};
-  http_opts_t ho = {
-      .host = "127.0.0.1", .port = 7480, .max_body = 16 << 20, .max_connections = 256};
-  ripple_log_level_t level = RIPPLE_LOG_INFO;
-  const char *cert = NULL, *key = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int bad = 0;
-#define OPT(name) (!strcmp(a, name) && v && (i++, 1))
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      usage(stdout);
-      return 0;
-    } else if (OPT("--listen")) {
-      static char host[64];
-      const char *colon = strrchr(v, ':');
-      unsigned long port = colon ? strtoul(colon + 1, NULL, 10) : 70000;
-      bad = !colon || (size_t)(colon - v) >= sizeof host || port > 65535;
-      if (!bad) {
-        memcpy(host, v, (size_t)(colon - v));
-        host[colon - v] = '\0';
-        ho.host = host;
-        ho.port = (uint16_t)port;
-      }
-    } else if (OPT("--db"))
-      cfg.db_path = v;
-    else if (OPT("--sync"))
-      bad = strcmp(v, "normal") && strcmp(v, "full"), cfg.sync_full = !strcmp(v, "full");
-    else if (OPT("--max-cpids"))
-      bad = parse_size(v, &cfg.max_vertices);
-    else if (OPT("--max-age"))
-      bad = parse_duration(v, &cfg.max_age_ns);
-    else if (OPT("--max-body"))
-      bad = parse_size(v, &ho.max_body);
-    else if (OPT("--max-batch"))
-      bad = parse_size(v, &cfg.limits.max_records);
-    else if (OPT("--max-connections"))
-      bad = parse_size(v, &ho.max_connections);
-    else if (OPT("--query-limit"))
-      bad = parse_size(v, &cfg.query_limit) || !cfg.query_limit;
-    else if (OPT("--writer-token-file"))
-      bad = !(ho.writer_tokens = read_tokens(v));
-    else if (OPT("--reader-token-file"))
-      bad = !(ho.reader_tokens = read_tokens(v));
-    else if (OPT("--tls-cert"))
-      bad = !(cert = slurp(v, "certificate"));
-    else if (OPT("--tls-key"))
-      bad = !(key = slurp(v, "key"));
-    else if (OPT("--log-level"))
-      bad = ripple_log_level_parse(v, &level) != RIPPLE_OK;
-    else {
-      fprintf(stderr, "ripple-server: unknown option or missing value: %s\n", a);
-      usage(stderr);
-      return 2;
-    }
-#undef OPT
-    if (bad) {
-      fprintf(stderr, "ripple-server: bad value for %s: '%s'\n", a, v);
-      return 2;
-    }
-  }
-  if (!cert != !key) {
-    fprintf(stderr, "ripple-server: --tls-cert and --tls-key go together\n");
-    return 2;
-  }
-  ho.tls_cert = cert;
-  ho.tls_key = key;
-  ripple_log_setup("ripple-server", level, NULL, NULL);
-
-  /* Signals are taken by sigwait in this thread; every other thread blocks them. */
-  sigset_t sigs;
-  sigemptyset(&sigs);
-  sigaddset(&sigs, SIGINT);
-  sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-  signal(SIGPIPE, SIG_IGN);
-
+/* Open, serve until SIGINT or SIGTERM, close. Returns the exit status. */
+static int serve(const srv_config_t *cfg, const http_opts_t *ho, const sigset_t *sigs) {
   static srv_t srv;
   char err[512];
-  if (srv_open(&srv, &cfg, err, sizeof err) != RIPPLE_OK) {
+  if (srv_open(&srv, cfg, err, sizeof err) != RIPPLE_OK) {
     fprintf(stderr, "ripple-server: %s\n", err);
     return 1;
   }
   http_t *h;
-  if (http_start(&srv, &ho, &h, err, sizeof err) != RIPPLE_OK) {
+  if (http_start(&srv, ho, &h, err, sizeof err) != RIPPLE_OK) {
     fprintf(stderr, "ripple-server: %s\n", err);
     srv_close(&srv);
     return 1;
   }
-  ripple_log(RIPPLE_LOG_INFO, "listening", "addr=%s:%u tls=%s db=%s", ho.host, http_port(h),
-             cert ? "on" : "off", cfg.db_path);
+  ripple_log(RIPPLE_LOG_INFO, "listening", "addr=%s:%u tls=%s db=%s", ho->host, http_port(h),
+             ho->tls_cert ? "on" : "off", cfg->db_path);
   int sig;
-  sigwait(&sigs, &sig);
+  sigwait(sigs, &sig);
   ripple_log(RIPPLE_LOG_INFO, "stopping", "signal=%d", sig);
   http_stop(h);
   srv_close(&srv);
   ripple_log(RIPPLE_LOG_INFO, "stopped", NULL);
   return 0;
+}
+
+typedef struct options {
+  srv_config_t cfg;
+  http_opts_t ho;
+  ripple_log_level_t level;
+  char *cert, *key;
+} options_t;
+
+static void options_free(options_t *o) {
+  free_tokens(o->ho.writer_tokens);
+  free_tokens(o->ho.reader_tokens);
+  free(o->cert);
+  free(o->key);
+}
+
+static int parse_listen(const char *v, http_opts_t *ho) {
+  static char host[64];
+  const char *colon = strrchr(v, ':');
+  char *end = NULL;
+  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+  if (!colon || (size_t)(colon - v) >= sizeof host || *end || end == colon + 1 || port > 65535)
+    return -1;
+  memcpy(host, v, (size_t)(colon - v));
+  host[colon - v] = '\0';
+  ho->host = host;
+  ho->port = (uint16_t)port;
+  return 0;
+}
+
+/* One option with its value. 0 when taken, -1 for a bad value, -2 unknown. */
+static int parse_option(options_t *o, const char *a, const char *v) {
+  srv_config_t *c = &o->cfg;
+  http_opts_t *ho = &o->ho;
+  if (!strcmp(a, "--listen")) return parse_listen(v, ho);
+  if (!strcmp(a, "--db")) return c->db_path = v, 0;
+  if (!strcmp(a, "--sync")) {
+    c->sync_full = strcmp(v, "full") == 0;
+    return strcmp(v, "normal") != 0 && !c->sync_full ? -1 : 0;
+  }
+  if (!strcmp(a, "--max-cpids")) return parse_size(v, &c->max_vertices);
+  if (!strcmp(a, "--max-age")) return parse_duration(v, &c->max_age_ns);
+  if (!strcmp(a, "--max-body")) return parse_size(v, &ho->max_body);
+  if (!strcmp(a, "--max-batch")) return parse_size(v, &c->limits.max_records);
+  if (!strcmp(a, "--max-connections")) return parse_size(v, &ho->max_connections);
+  if (!strcmp(a, "--query-limit"))
+    return parse_size(v, &c->query_limit) || !c->query_limit ? -1 : 0;
+  if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level) ? -1 : 0;
+  /* Files: a repeated option replaces the earlier value. */
+  if (!strcmp(a, "--writer-token-file"))
+    return free_tokens(ho->writer_tokens), (ho->writer_tokens = read_tokens(v)) ? 0 : -1;
+  if (!strcmp(a, "--reader-token-file"))
+    return free_tokens(ho->reader_tokens), (ho->reader_tokens = read_tokens(v)) ? 0 : -1;
+  if (!strcmp(a, "--tls-cert")) return free(o->cert), (o->cert = slurp(v, "certificate")) ? 0 : -1;
+  if (!strcmp(a, "--tls-key")) return free(o->key), (o->key = slurp(v, "key")) ? 0 : -1;
+  return -2;
+}
+
+/* -1 to go on and serve, or the exit status. */
+static int parse_args(int argc, char **argv, options_t *o) {
+  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      usage(stdout);
+      return 0;
+    }
+    int rc = v ? parse_option(o, a, v) : -2;
+    if (rc == -2) {
+      fprintf(stderr, "ripple-server: unknown option or missing value: %s\n", a);
+      usage(stderr);
+      return 2;
+    }
+    if (rc != 0) {
+      fprintf(stderr, "ripple-server: bad value for %s: '%s'\n", a, v);
+      return 2;
+    }
+  }
+  if (!o->cert != !o->key) {
+    fprintf(stderr, "ripple-server: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
+  o->ho.tls_cert = o->cert;
+  o->ho.tls_key = o->key;
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  options_t o = {
+      .cfg = {.db_path = "ripple.db",
+              .max_vertices = 10000000,
+              .query_limit = 100000,
+              .limits =
+                  {.max_records = 10000, .max_sources = 4096, .max_attrs = 64, .max_string = 4096}},
+      .ho = {.host = "127.0.0.1", .port = 7480, .max_body = 16 << 20, .max_connections = 256},
+      .level = RIPPLE_LOG_INFO};
+  int rc = parse_args(argc, argv, &o);
+  if (rc < 0) {
+    ripple_log_setup("ripple-server", o.level, NULL, NULL);
+    /* Signals are taken by sigwait in serve(); every other thread blocks them. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    rc = serve(&o.cfg, &o.ho, &sigs);
+  }
+  options_free(&o);
+  return rc;
 }

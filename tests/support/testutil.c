@@ -3,6 +3,7 @@
  */
 #include "testutil.h"
 
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,3 +113,11 @@ ripple_cpid_t test_cpid(uint64_t k) {
   id.b[8] = (uint8_t)((id.b[8] & 0x3f) | 0x80);
   return id;
 }
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  if (remove(path) != 0) fprintf(stderr, "test_rmtree: cannot remove %s\n", path);
+  return 0;
+}
+
+void test_rmtree(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }

@@ -54,6 +54,9 @@ ripple_tracer_t *capture_tracer(capture_t *c, const char *component, uint32_t n)
 /* Assertions about mergelogs. */
 int mergelog_has_source(const cap_mergelog_t *ml, const ripple_cpid_t *id);
 
+/* Remove a directory a test made, with everything in it. */
+void test_rmtree(const char *dir);
+
 /* A context from a seed, for hand-built scenarios. */
 ripple_cpid_t test_cpid(uint64_t k);
 
