@@ -51,18 +51,22 @@ demo: build
 	@scripts/demo $(BUILD)/release
 
 test-dev: build-dev
-	@cd $(BUILD)/dev && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD)/dev && ctest --output-on-failure -LE lab -j $(JOBS)
 
 test-asan: build-asan
 	@cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -LE lab -j $(JOBS)
 
 test-tsan: build-tsan
 	@cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L unit -j $(JOBS)
 
-# The lab's own tests: a real control plane, brought up and down around them.
-test-lab: lab
+# Tests against a real control plane, brought up and down around them: the
+# lab's own tests, then the C programs labelled "lab" (the Kubernetes client),
+# built with ASan/UBSan, one at a time since some restart the API server.
+test-lab: lab build-asan
 	@bash lab/tests/run-all.sh
+	@scripts/with-lab sh -c 'cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L lab'
 
 test: test-dev test-asan test-tsan test-lab
 
