@@ -52,11 +52,14 @@ static int get_cpid(dctx_t *d, json_t *v, const char *field, ripple_cpid_t *out)
   return RIPPLE_OK;
 }
 
+/* Not held to max_string: the canonical form of a time (30 bytes) can be longer
+ * than what was sent ("2026-11-21T22:06:30Z", 20), and a limit between the two
+ * would make the server refuse its own output. */
 static int get_time(dctx_t *d, json_t *o, const char *key, int64_t *out) {
-  const char *s;
-  int rc = get_str(d, o, key, 1, &s);
-  if (rc != RIPPLE_OK) return rc;
-  if (ripple_time_parse(s, strlen(s), out) != RIPPLE_OK)
+  json_t *v = json_object_get(o, key);
+  if (!v || json_is_null(v)) return fail(d, RIPPLE_EINVAL, key, "is required");
+  if (!json_is_string(v) ||
+      ripple_time_parse(json_string_value(v), json_string_length(v), out) != RIPPLE_OK)
     return fail(d, RIPPLE_EINVAL, key,
                 "is not an RFC 3339 time like 2026-11-21T22:06:30.123456789Z");
   return RIPPLE_OK;
@@ -93,7 +96,37 @@ static int add_rec(dec_batch_t *b, const ripple_cpid_t *cpid, int64_t time, size
   return b->body.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
 }
 
-static int decode_mergelog(dctx_t *d, json_t *o, dec_batch_t *b) {
+/* The mergelog CPIDs of the request so far. A CPID has one mergelog: the graph
+ * keeps the first, so a second one in the same request would be stored as a
+ * row that nothing refers to, which no query returns and retention never
+ * deletes. Open addressing over record indexes (+1; 0 is empty), hashed with a
+ * per-request random seed so that no client can choose colliding CPIDs. */
+typedef struct seen {
+  size_t *slot;
+  size_t mask;
+  uint64_t seed;
+} seen_t;
+
+static int seen_init(seen_t *s, size_t n) {
+  size_t cap = 16;
+  while (cap < n * 2) cap <<= 1;
+  s->mask = cap - 1;
+  (void)rnd_bytes(&s->seed, sizeof s->seed); /* without it, a fixed seed still works */
+  s->slot = calloc(cap, sizeof *s->slot);
+  return s->slot ? RIPPLE_OK : RIPPLE_ENOMEM;
+}
+
+/* The index of an earlier record with record i's CPID, or -1 after noting it. */
+static long seen_add(seen_t *s, const dec_batch_t *b, size_t i) {
+  const ripple_cpid_t *c = &b->rec[i].cpid;
+  size_t h = (size_t)cpid_hash(c, s->seed) & s->mask;
+  for (; s->slot[h]; h = (h + 1) & s->mask)
+    if (cpid_eq(&b->rec[s->slot[h] - 1].cpid, c)) return (long)s->slot[h] - 1;
+  s->slot[h] = i + 1;
+  return -1;
+}
+
+static int decode_mergelog(dctx_t *d, json_t *o, dec_batch_t *b, seen_t *seen) {
   ripple_mergelog_t ml = {0};
   ripple_objref_t obj = {0};
   int rc = get_cpid(d, json_object_get(o, "cpid"), "cpid", &ml.cpid);
@@ -137,7 +170,12 @@ static int decode_mergelog(dctx_t *d, json_t *o, dec_batch_t *b) {
   ml.nsources = n;
   size_t body_off = b->body.len;
   wire_mergelog(&b->body, &ml);
-  return add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off);
+  if ((rc = add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK) return rc;
+  long prev = seen_add(seen, b, b->n - 1);
+  if (prev >= 0)
+    return fail(d, RIPPLE_EINVAL, "cpid",
+                "repeats the cpid of record %ld; a CPID has exactly one mergelog", prev);
+  return RIPPLE_OK;
 }
 
 static int decode_span(dctx_t *d, json_t *o, dec_batch_t *b, ripple_attr_t *attrs) {
@@ -194,6 +232,7 @@ int dec_decode(dec_kind_t kind, const char *json, size_t len, const dec_limits_t
                 je.column, je.text);
   int rc = RIPPLE_OK;
   ripple_attr_t *attrs = NULL;
+  seen_t seen = {0};
   if (!json_is_array(root)) {
     rc = fail(&d, RIPPLE_EJSON, "", "the body must be a JSON array of %s",
               kind == DEC_MERGELOGS ? "mergelogs" : "spans");
@@ -207,7 +246,7 @@ int dec_decode(dec_kind_t kind, const char *json, size_t len, const dec_limits_t
   }
   out->rec = malloc((n ? n : 1) * sizeof *out->rec);
   attrs = malloc((lim->max_attrs + 1) * sizeof *attrs);
-  if (!out->rec || !attrs) {
+  if (!out->rec || !attrs || (kind == DEC_MERGELOGS && seen_init(&seen, n) != RIPPLE_OK)) {
     rc = RIPPLE_ENOMEM;
     goto done;
   }
@@ -217,11 +256,12 @@ int dec_decode(dec_kind_t kind, const char *json, size_t len, const dec_limits_t
     if (!json_is_object(o))
       rc = fail(&d, RIPPLE_EINVAL, "", "must be an object");
     else if (kind == DEC_MERGELOGS)
-      rc = decode_mergelog(&d, o, out);
+      rc = decode_mergelog(&d, o, out, &seen);
     else
       rc = decode_span(&d, o, out, attrs);
   }
 done:
+  free(seen.slot);
   free(attrs);
   json_decref(root);
   if (rc != RIPPLE_OK) {

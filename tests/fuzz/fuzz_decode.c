@@ -1,0 +1,87 @@
+/*
+ * fuzz_decode.c - libFuzzer target for the trace server's POST body decoder,
+ * which reads whatever any client sends.
+ *
+ * The first byte picks the kind by its low bit and the limits by the next
+ * (the seeds use "0" and "2" for mergelogs, "1" and "3" for spans; "2" and "3"
+ * with tight limits), the rest is the body.
+ * Properties: decoding either fails cleanly (an error naming a record of the
+ * array or the request, and nothing allocated) or succeeds; on success the
+ * canonical records, decoded again as an array, are accepted and come back
+ * byte for byte, with the same CPIDs, times and sources. That is what makes
+ * the stored form canonical: the server may re-read it at any time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Small limits, so the fuzzer reaches every one of them; the tight ones are
+ * below the length of a canonical time and a span id. */
+static const dec_limits_t limits[2] = {{64, 16, 8, 256}, {3, 2, 2, 24}};
+
+static void check_failed(int rc, const dec_batch_t *b, const dec_error_t *err) {
+  if (rc != RIPPLE_EJSON && rc != RIPPLE_EINVAL && rc != RIPPLE_ERANGE) abort();
+  if (b->rec || b->src || b->body.p || b->n) abort();
+  if (err->index < -1 || !err->msg[0]) abort();
+  if (!memchr(err->field, '\0', sizeof err->field) || !memchr(err->msg, '\0', sizeof err->msg))
+    abort();
+}
+
+static int same_records(const dec_batch_t *a, const dec_batch_t *b) {
+  if (a->n != b->n || a->nsrc != b->nsrc || a->body.len != b->body.len) return 0;
+  if (a->body.len && memcmp(a->body.p, b->body.p, a->body.len) != 0) return 0;
+  if (a->nsrc && memcmp(a->src, b->src, a->nsrc * sizeof *a->src) != 0) return 0;
+  for (size_t i = 0; i < a->n; i++) {
+    const dec_rec_t *x = &a->rec[i], *y = &b->rec[i];
+    if (memcmp(&x->cpid, &y->cpid, sizeof x->cpid) != 0 || x->time != y->time ||
+        x->nsrc != y->nsrc || x->src_off != y->src_off || x->body_off != y->body_off ||
+        x->body_len != y->body_len)
+      return 0;
+  }
+  return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1) return 0;
+  dec_kind_t kind = data[0] & 1 ? DEC_SPANS : DEC_MERGELOGS;
+  const dec_limits_t *lim = &limits[data[0] >> 1 & 1];
+  dec_batch_t b;
+  dec_error_t err;
+  memset(&err, 'x', sizeof err); /* dec_decode must fill it in */
+  int rc = dec_decode(kind, (const char *)data + 1, size - 1, lim, &b, &err);
+  if (rc != RIPPLE_OK) {
+    if (rc != RIPPLE_ENOMEM) check_failed(rc, &b, &err);
+    return 0;
+  }
+  if (b.kind != kind || b.n > lim->max_records) abort();
+  sbuf_t again;
+  sbuf_init(&again);
+  sbuf_putc(&again, '[');
+  for (size_t i = 0; i < b.n; i++) {
+    if (b.rec[i].body_off + b.rec[i].body_len > b.body.len) abort();
+    if (i) sbuf_putc(&again, ',');
+    sbuf_put(&again, b.body.p + b.rec[i].body_off, b.rec[i].body_len);
+  }
+  sbuf_putc(&again, ']');
+  if (again.oom) abort();
+  dec_batch_t c;
+  rc = dec_decode(kind, again.p, again.len, lim, &c, &err);
+  if (rc != RIPPLE_OK) {
+    fprintf(stderr, "canonical form refused (%ld %s: %s): %.*s\n", err.index, err.field, err.msg,
+            (int)again.len, again.p);
+    abort();
+  }
+  if (!same_records(&b, &c)) {
+    fprintf(stderr, "canonical form changed:\n%.*s\n%.*s\n", (int)b.body.len, b.body.p,
+            (int)c.body.len, c.body.p);
+    abort();
+  }
+  dec_batch_free(&c);
+  dec_batch_free(&b);
+  sbuf_free(&again);
+  return 0;
+}
