@@ -221,9 +221,9 @@ void dec_batch_free(dec_batch_t *b) {
 
 int dec_decode(dec_kind_t kind, const char *json, size_t len, const dec_limits_t *lim,
                dec_batch_t *out, dec_error_t *err) {
-  dctx_t d = {lim, err, -1};
   memset(out, 0, sizeof *out);
   memset(err, 0, sizeof *err);
+  dctx_t d = {lim, err, -1};
   out->kind = kind;
   json_error_t je;
   json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);

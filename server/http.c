@@ -109,7 +109,7 @@ static enum MHD_Result handle_ingest(http_t *h, struct MHD_Connection *c, dec_ki
              h->o.max_body);
     return send_error(c, 413, -1, "", msg);
   }
-  dec_error_t err;
+  dec_error_t err = {0};
   size_t accepted;
   int status = srv_ingest(h->srv, kind, r->body.p ? r->body.p : "", r->body.len, &accepted, &err);
   if (status != 200) return send_error(c, (unsigned)status, err.index, err.field, err.msg);
@@ -181,6 +181,14 @@ static enum MHD_Result handle_list(http_t *h, struct MHD_Connection *c, dec_kind
   return rc;
 }
 
+/* Clients of a newer API version get told so, not just "no such endpoint". */
+static const char *unknown_path_message(const char *url) {
+  if (url[0] == '/' && url[1] == 'v' && url[2] >= '0' && url[2] <= '9' &&
+      strncmp(url, "/v1/", 4) != 0)
+    return "this API version is not served; this server speaks v1 (docs/api.md)";
+  return "no such endpoint";
+}
+
 static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *url,
                              const char *method, req_t *r, int *which) {
   int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
@@ -212,7 +220,7 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   int known = ingest || !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10);
   if (!get)
     return send_error(c, known ? 405 : 404, -1, "",
-                      known ? "method not allowed" : "no such endpoint");
+                      known ? "method not allowed" : unknown_path_message(url));
   if (!authorized(c, h->o.reader_tokens))
     return send_error(c, 401, -1, "", "a reader token is required (Authorization: Bearer ...)");
   if (!strcmp(url, "/metrics")) {
@@ -230,7 +238,7 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
     *which = ROUTE_QUERY;
     return handle_cpid(h, c, url + 10);
   }
-  return send_error(c, 404, -1, "", "no such endpoint");
+  return send_error(c, 404, -1, "", unknown_path_message(url));
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,

@@ -12,43 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* ---- start-up: storage -> graph ------------------------------------------ */
-
-static void load_mergelog(void *ud, uint64_t seq, const ripple_cpid_t *cpid,
-                          const ripple_cpid_t *src, size_t nsrc, int64_t time) {
-  srv_t *s = ud;
-  if (graph_add_mergelog(s->g, cpid, src, nsrc, time, seq) == 0)
-    atomic_fetch_add(&s->m.duplicate_mergelogs, 1);
-}
-
-static void load_span(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t start) {
-  srv_t *s = ud;
-  (void)graph_add_span(s->g, cpid, start, seq);
-}
-
-/* ---- the writer thread's hooks --------------------------------------------- */
-
-static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
-  srv_t *s = ud;
-  uint64_t dups = 0;
-  pthread_rwlock_wrlock(&s->lock);
-  for (size_t i = 0; i < b->n; i++) {
-    const dec_rec_t *r = &b->rec[i];
-    if (b->kind == DEC_MERGELOGS) {
-      int rc = graph_add_mergelog(s->g, &r->cpid, b->src + r->src_off, r->nsrc, r->time, seqs[i]);
-      if (rc == 0)
-        dups++;
-      else if (rc < 0)
-        ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
-    } else if (graph_add_span(s->g, &r->cpid, r->time, seqs[i]) != RIPPLE_OK) {
-      ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
-    }
-  }
-  pthread_rwlock_unlock(&s->lock);
-  atomic_fetch_add(&s->m.accepted[b->kind == DEC_MERGELOGS ? 0 : 1], b->n);
-  if (dups) atomic_fetch_add(&s->m.duplicate_mergelogs, dups);
-}
-
 typedef struct seqvec {
   uint64_t *v;
   size_t n, cap;
@@ -63,6 +26,61 @@ static void seqvec_push(seqvec_t *a, uint64_t x) {
     a->cap = cap;
   }
   a->v[a->n++] = x;
+}
+
+/* ---- start-up: storage -> graph ------------------------------------------ */
+
+/* A CPID has one mergelog and the first stored wins. A later one (a shipper
+ * retrying a batch whose answer it never got) was acknowledged as a no-op,
+ * but its row exists until deleted: `dups` collects the rows to delete. */
+typedef struct loading {
+  srv_t *s;
+  seqvec_t dups;
+} loading_t;
+
+static void load_mergelog(void *ud, uint64_t seq, const ripple_cpid_t *cpid,
+                          const ripple_cpid_t *src, size_t nsrc, int64_t time) {
+  loading_t *l = ud;
+  if (graph_add_mergelog(l->s->g, cpid, src, nsrc, time, seq) == 0) seqvec_push(&l->dups, seq);
+}
+
+static void load_span(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t start) {
+  loading_t *l = ud;
+  (void)graph_add_span(l->s->g, cpid, start, seq);
+}
+
+/* ---- the writer thread's hooks --------------------------------------------- */
+
+/* Delete the rows of duplicate mergelogs (see loading_t). A crash before this
+ * runs leaves them for the next start-up to find. */
+static void drop_duplicates(srv_t *s, seqvec_t *dups) {
+  if (!dups->n) return;
+  atomic_fetch_add(&s->m.duplicate_mergelogs, dups->n);
+  if (store_delete(s->store, DEC_MERGELOGS, dups->v, dups->n) != RIPPLE_OK)
+    ripple_log(RIPPLE_LOG_WARN, "duplicate_rows_kept", "rows=%zu", dups->n);
+  free(dups->v);
+  memset(dups, 0, sizeof *dups);
+}
+
+static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
+  srv_t *s = ud;
+  seqvec_t dups = {0};
+  pthread_rwlock_wrlock(&s->lock);
+  for (size_t i = 0; i < b->n; i++) {
+    const dec_rec_t *r = &b->rec[i];
+    if (b->kind == DEC_MERGELOGS) {
+      int rc = graph_add_mergelog(s->g, &r->cpid, b->src + r->src_off, r->nsrc, r->time, seqs[i]);
+      if (rc == 0)
+        seqvec_push(&dups, seqs[i]);
+      else if (rc < 0)
+        ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
+    } else if (graph_add_span(s->g, &r->cpid, r->time, seqs[i]) != RIPPLE_OK) {
+      ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
+    }
+  }
+  pthread_rwlock_unlock(&s->lock);
+  atomic_fetch_add(&s->m.accepted[b->kind == DEC_MERGELOGS ? 0 : 1], b->n);
+  drop_duplicates(s, &dups);
 }
 
 typedef struct expired {
@@ -118,23 +136,31 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
     return RIPPLE_ENOMEM;
   }
   int rc = store_open(cfg->db_path, cfg->sync_full, &s->store, err, errcap);
-  if (rc != RIPPLE_OK) return rc;
+  if (rc != RIPPLE_OK) goto fail;
   int64_t t0 = ripple_now_ns();
-  if ((rc = store_load(s->store, load_mergelog, load_span, s)) != RIPPLE_OK) {
+  loading_t l = {s, {0}};
+  if ((rc = store_load(s->store, load_mergelog, load_span, &l)) != RIPPLE_OK) {
+    free(l.dups.v);
     snprintf(err, errcap, "cannot read %s to rebuild the merge graph", cfg->db_path);
-    return rc;
+    goto fail;
   }
   ripple_log(RIPPLE_LOG_INFO, "graph_rebuilt",
              "vertices=%zu edges=%zu spans=%zu memory_bytes=%zu ms=%.1f", graph_vertices(s->g),
              graph_edges(s->g), graph_spans(s->g), graph_memory(s->g),
              (double)(ripple_now_ns() - t0) / 1e6);
+  drop_duplicates(s, &l.dups);
   store_hooks_t hooks = {committed, tick, s, 1000};
   if ((rc = store_start(s->store, &hooks)) != RIPPLE_OK) {
     snprintf(err, errcap, "cannot start the writer thread");
-    return rc;
+    goto fail;
   }
   atomic_store(&s->ready, 1);
   return RIPPLE_OK;
+fail:
+  if (s->store) store_close(s->store);
+  graph_free(s->g);
+  pthread_rwlock_destroy(&s->lock);
+  return rc;
 }
 
 void srv_close(srv_t *s) {
