@@ -80,7 +80,7 @@ bench: build lab
 	@$(BUILD)/release/bench/sim_mergelogs
 	@scripts/with-lab lab/bench-paper1.sh
 	@$(BUILD)/release/bench/bench_server
-	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/server/ripple-server
+	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/bin/ripple-server
 
 lint: deps build-dev
 	@scripts/lint $(BUILD)/dev

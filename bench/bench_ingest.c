@@ -3,7 +3,7 @@
  * loopback, against the target of the trace-server issue: 500,000 durable
  * records per second on one core.
  *
- *   bench_ingest --server build/release/server/ripple-server [--seconds 10]
+ *   bench_ingest --server build/release/bin/ripple-server [--seconds 10]
  *                [--conns 4] [--batch 1000] [--kind mergelogs|spans|both]
  *                [--sync normal|full|both] [--port P]
  *
