@@ -284,8 +284,8 @@ int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf
 /* Cursors are "<time>.<seq>" of the last record returned: opaque to clients. */
 int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char *cursor,
              size_t limit, sbuf_t *out, char *err, size_t errcap) {
-  int64_t at = since - 1, aseq = INT64_MAX;
-  if (since == INT64_MIN) at = INT64_MIN;
+  /* Start after (since - 1, any row): the first page includes `since`. */
+  int64_t at = since == INT64_MIN ? INT64_MIN : since - 1, aseq = INT64_MAX;
   if (cursor && *cursor) {
     char *end;
     at = strtoll(cursor, &end, 10);
