@@ -78,6 +78,7 @@ test: test-dev test-asan test-tsan test-lab
 bench: build lab
 	@$(BUILD)/release/bench/bench_lib
 	@$(BUILD)/release/bench/sim_mergelogs
+	@$(BUILD)/release/bench/bench_kube
 	@scripts/with-lab lab/bench-paper1.sh
 	@$(BUILD)/release/bench/bench_server
 	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/bin/ripple-server

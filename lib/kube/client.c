@@ -227,8 +227,8 @@ static struct curl_slist *tls_name_route(const ripple_kube_config_t *cfg, sbuf_t
   size_t hostlen = (size_t)((colon ? colon : end) - hostp);
   sbuf_t route;
   sbuf_init(&route);
-  sbuf_printf(&route, "%s:%.*s:%.*s:%.*s", cfg->tls_server_name, (int)portlen, port,
-              (int)hostlen, hostp, (int)portlen, port);
+  sbuf_printf(&route, "%s:%.*s:%.*s:%.*s", cfg->tls_server_name, (int)portlen, port, (int)hostlen,
+              hostp, (int)portlen, port);
   sbuf_printf(url, "https://%s:%.*s%s", cfg->tls_server_name, (int)portlen, port, end);
   struct curl_slist *l = route.p ? curl_slist_append(NULL, route.p) : NULL;
   sbuf_free(&route);
@@ -340,25 +340,45 @@ int kube_do(ripple_kube_client_t *c, const kube_req_t *rq, long *status, sbuf_t 
 
 /* ---- answers -------------------------------------------------------------------- */
 
+/* Refusals (422 Invalid, 409 apply conflicts) list the fields at fault in
+ * Status.details.causes. The API server's own messages repeat them, but an
+ * admission webhook's or an aggregated API's may not, and the field is what
+ * a person has to fix: add those the message does not name. */
+static void add_causes(ripple_kube_status_t *st, const json_t *j) {
+  const json_t *causes = json_object_get(json_object_get(j, "details"), "causes"), *cause;
+  size_t i;
+  json_array_foreach(causes, i, cause) {
+    const char *field = json_string_value(json_object_get(cause, "field"));
+    const char *cmsg = json_string_value(json_object_get(cause, "message"));
+    if (!field || !*field || strstr(st->message, field)) continue;
+    size_t len = strlen(st->message);
+    snprintf(st->message + len, sizeof st->message - len, "; %s: %s", field,
+             cmsg && *cmsg ? cmsg : "refused");
+  }
+}
+
 int kube_check(long status, const char *body, size_t len, ripple_kube_status_t *st) {
   if (status >= 200 && status < 300) return RIPPLE_OK;
-  int err = status == 404                   ? RIPPLE_KUBE_ENOTFOUND
-            : status == 409                 ? RIPPLE_KUBE_ECONFLICT
-            : status == 410                 ? RIPPLE_KUBE_EGONE
+  int err = status == 404                    ? RIPPLE_KUBE_ENOTFOUND
+            : status == 409                  ? RIPPLE_KUBE_ECONFLICT
+            : status == 410                  ? RIPPLE_KUBE_EGONE
             : status == 401 || status == 403 ? RIPPLE_KUBE_EFORBIDDEN
-            : status == 422                 ? RIPPLE_KUBE_EINVALID
-                                            : RIPPLE_KUBE_EHTTP;
+            : status == 422                  ? RIPPLE_KUBE_EINVALID
+                                             : RIPPLE_KUBE_EHTTP;
   if (!st) return err;
   st->http = status;
   json_t *j = body && len ? json_loadb(body, len, 0, NULL) : NULL;
   const char *reason = j ? json_string_value(json_object_get(j, "reason")) : NULL;
   const char *msg = j ? json_string_value(json_object_get(j, "message")) : NULL;
   snprintf(st->reason, sizeof st->reason, "%s", reason ? reason : "");
-  if (msg)
+  if (msg && *msg)
     snprintf(st->message, sizeof st->message, "%s", msg);
+  else if (reason && *reason)
+    snprintf(st->message, sizeof st->message, "HTTP %ld %s from the API server", status, reason);
   else
     snprintf(st->message, sizeof st->message, "HTTP %ld from the API server%s%.*s", status,
              len ? ": " : "", (int)(len > 200 ? 200 : len), body ? body : "");
+  add_causes(st, j);
   json_decref(j);
   return err;
 }

@@ -16,8 +16,8 @@
 
 typedef struct kube_exec {
   char *command;
-  char **args; /* NULL-terminated, args[0] is command */
-  char **env;  /* NULL-terminated "NAME=value" added to the environment */
+  char **args;       /* NULL-terminated, args[0] is command */
+  char **env;        /* NULL-terminated "NAME=value" added to the environment */
   char *api_version; /* client.authentication.k8s.io/v1 (or v1beta1) */
   int interactive;   /* never: we have no terminal; a plugin that needs one fails */
 } kube_exec_t;
@@ -27,19 +27,19 @@ typedef struct kube_exec {
  * tokenFile, which is re-read when it changes, as client-go does for rotated
  * service-account tokens. */
 struct ripple_kube_config {
-  char *context;      /* "" in-cluster */
-  char *server;       /* https://host:port, no trailing slash */
+  char *context; /* "" in-cluster */
+  char *server;  /* https://host:port, no trailing slash */
   char *namespace_;
-  char *ca_pem;       /* NULL: system CAs */
-  char *cert_pem;     /* client certificate, or NULL */
+  char *ca_pem;   /* NULL: system CAs */
+  char *cert_pem; /* client certificate, or NULL */
   char *key_pem;
-  char *token;        /* static bearer token, or NULL */
-  char *token_file;   /* or a file holding it */
-  kube_exec_t *exec;  /* or a credential plugin */
+  char *token;               /* static bearer token, or NULL */
+  char *token_file;          /* or a file holding it */
+  kube_exec_t *exec;         /* or a credential plugin */
   char *username, *password; /* basic auth (legacy) */
   char *tls_server_name;
   char *proxy_url;
-  int insecure;       /* insecure-skip-tls-verify */
+  int insecure; /* insecure-skip-tls-verify */
 };
 
 /* A deep copy (the client keeps its own). NULL when out of memory. */

@@ -1,0 +1,179 @@
+/*
+ * config_util.c - the resolved Kubernetes config as an object (accessors,
+ * copy, free) and the small helpers loading it needs: bounded file reads,
+ * kubectl's relative paths, and base64 for kubeconfig []byte fields.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_util.h"
+#include "kube_internal.h"
+
+#define FILE_MAX (16u << 20)
+
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
+
+/* FILE_MAX bounds what a kubeconfig can make us read (/dev/zero...). */
+int kube_read_file(const char *path, char **out, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return errno;
+  sbuf_t b;
+  sbuf_init(&b);
+  char buf[8192];
+  size_t n;
+  int e = 0;
+  errno = 0;
+  while (!e && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (b.len + n > FILE_MAX)
+      e = EFBIG;
+    else
+      sbuf_put(&b, buf, n);
+  }
+  if (!e && ferror(f)) e = errno ? errno : EIO;
+  fclose(f);
+  if (!e && sbuf_take(&b, out, len) != RIPPLE_OK) e = ENOMEM;
+  if (e) sbuf_free(&b);
+  return e;
+}
+
+/* kubectl resolves relative paths in a kubeconfig against its directory. */
+char *kube_path_join(const char *dir, const char *p) {
+  if (p[0] == '/' || !dir) return strdup(p);
+  while (p[0] == '.' && p[1] == '/') p += 2; /* as filepath.Join cleans "./x" */
+  sbuf_t b;
+  sbuf_init(&b);
+  sbuf_printf(&b, "%s/%s", dir, p);
+  char *s = NULL;
+  if (sbuf_take(&b, &s, NULL) != RIPPLE_OK) s = NULL;
+  sbuf_free(&b);
+  return s;
+}
+
+static int b64val(unsigned char ch) {
+  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+  if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+  if (ch == '+') return 62;
+  if (ch == '/') return 63;
+  return -1;
+}
+
+/* Standard base64 (what Go's []byte fields use); whitespace is skipped as
+ * YAML folding may leave some, padding is optional. NULL if invalid. */
+char *kube_b64_decode(const char *s) {
+  size_t n = strlen(s);
+  char *out = malloc(n / 4 * 3 + 4);
+  if (!out) return NULL;
+  size_t o = 0, k = 0, pad = 0;
+  uint32_t acc = 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') continue;
+    if (*p == '=') {
+      pad++;
+      continue;
+    }
+    int v = b64val(*p);
+    if (v < 0 || pad) goto bad; /* a character after padding */
+    acc = acc << 6 | (uint32_t)v;
+    if (++k == 4) {
+      out[o++] = (char)(acc >> 16), out[o++] = (char)(acc >> 8), out[o++] = (char)acc;
+      k = 0, acc = 0;
+    }
+  }
+  if (k == 1 || pad > 2 || (pad && (k + pad) != 4)) goto bad;
+  if (k == 2) out[o++] = (char)(acc >> 4);
+  if (k == 3) out[o++] = (char)(acc >> 10), out[o++] = (char)(acc >> 2);
+  out[o] = '\0';
+  return out;
+bad:
+  free(out);
+  errno = EINVAL;
+  return NULL;
+}
+
+void kube_b64_encode(sbuf_t *b, const char *s, size_t n) {
+  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t i = 0; i < n; i += 3) {
+    uint32_t v = (uint32_t)p[i] << 16;
+    if (i + 1 < n) v |= (uint32_t)p[i + 1] << 8;
+    if (i + 2 < n) v |= p[i + 2];
+    sbuf_putc(b, tab[v >> 18 & 63]);
+    sbuf_putc(b, tab[v >> 12 & 63]);
+    sbuf_putc(b, i + 1 < n ? tab[v >> 6 & 63] : '=');
+    sbuf_putc(b, i + 2 < n ? tab[v & 63] : '=');
+  }
+}
+
+/* ---- the config object ---------------------------------------------------------------- */
+
+const char *ripple_kube_config_server(const ripple_kube_config_t *c) {
+  return c ? c->server : NULL;
+}
+const char *ripple_kube_config_namespace(const ripple_kube_config_t *c) {
+  return c ? c->namespace_ : NULL;
+}
+const char *ripple_kube_config_context(const ripple_kube_config_t *c) {
+  return c ? c->context : NULL;
+}
+
+/* Secrets are wiped before they are freed: a config lives long and its
+ * memory may be reused by anything. */
+static void free_secret(char *s) {
+  if (!s) return;
+  volatile char *p = s;
+  while (*p) *p++ = '\0';
+  free(s);
+}
+
+void ripple_kube_config_free(ripple_kube_config_t *c) {
+  if (!c) return;
+  free(c->context);
+  free(c->server);
+  free(c->namespace_);
+  free(c->ca_pem);
+  free(c->cert_pem);
+  free_secret(c->key_pem);
+  free_secret(c->token);
+  free(c->token_file);
+  kube_exec_free(c->exec);
+  free(c->username);
+  free_secret(c->password);
+  free(c->tls_server_name);
+  free(c->proxy_url);
+  free(c);
+}
+
+#define DUP(f)                  \
+  do {                          \
+    d->f = xstrdup(c->f);       \
+    if (c->f && !d->f) oom = 1; \
+  } while (0)
+
+ripple_kube_config_t *kube_config_dup(const ripple_kube_config_t *c) {
+  if (!c) return NULL;
+  ripple_kube_config_t *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  int oom = 0;
+  DUP(context);
+  DUP(server);
+  DUP(namespace_);
+  DUP(ca_pem);
+  DUP(cert_pem);
+  DUP(key_pem);
+  DUP(token);
+  DUP(token_file);
+  DUP(username);
+  DUP(password);
+  DUP(tls_server_name);
+  DUP(proxy_url);
+  d->insecure = c->insecure;
+  d->exec = kube_exec_dup(c->exec, &oom);
+  if (oom) {
+    ripple_kube_config_free(d);
+    return NULL;
+  }
+  return d;
+}

@@ -1,0 +1,28 @@
+/*
+ * config_util.h - what config.c, config_util.c and exec.c share beyond
+ * kube_internal.h: bounded file reads, path joining and base64 for kubeconfig
+ * fields, and copying an exec section. Private to libripple-kube.
+ */
+#ifndef RIPPLE_KUBE_CONFIG_UTIL_H
+#define RIPPLE_KUBE_CONFIG_UTIL_H
+
+#include "kube_internal.h"
+
+/* Read a whole file (at most 16 MiB), NUL-terminated into *out (free it).
+ * Returns 0 or an errno value. len may be NULL. */
+int kube_read_file(const char *path, char **out, size_t *len);
+
+/* p if absolute, else dir/p: kubectl resolves relative paths in a kubeconfig
+ * against the file's directory. NULL when out of memory. */
+char *kube_path_join(const char *dir, const char *p);
+
+/* Standard base64 (Go's []byte in YAML); whitespace is skipped, padding is
+ * optional. NULL with errno EINVAL (invalid) or ENOMEM. */
+char *kube_b64_decode(const char *s);
+void kube_b64_encode(sbuf_t *b, const char *s, size_t n);
+
+/* A deep copy; sets *oom when some part could not be copied (the copy is
+ * still safe to kube_exec_free). */
+kube_exec_t *kube_exec_dup(const kube_exec_t *e, int *oom);
+
+#endif

@@ -1,0 +1,102 @@
+/*
+ * rw_lab.c - see rw_lab.h.
+ */
+#include "rw_lab.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+ripple_kube_client_t *lab_client(void) {
+  if (!getenv("KUBECONFIG"))
+    fail_msg("KUBECONFIG is not set: run through `make test-lab` or scripts/with-lab");
+  ripple_kube_config_t *cfg = NULL;
+  char err[512];
+  if (ripple_kube_config_load(NULL, &cfg, err, sizeof err) != RIPPLE_OK)
+    fail_msg("loading the kubeconfig: %s", err);
+  ripple_kube_client_t *c = NULL;
+  assert_int_equal(ripple_kube_client_new(cfg, NULL, &c), RIPPLE_OK);
+  ripple_kube_config_free(cfg);
+  return c;
+}
+
+void lab_suffix(char *out, size_t n) {
+  static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  unsigned char b[64];
+  assert_true(n < sizeof b);
+  assert_int_equal(rnd_bytes(b, n), 0);
+  for (size_t i = 0; i < n; i++) out[i] = chars[b[i] % (sizeof chars - 1)];
+  out[n] = '\0';
+}
+
+void lab_ns_new(ripple_kube_client_t *c, const char *prefix, char *out, size_t cap) {
+  char sfx[8];
+  lab_suffix(sfx, 6);
+  snprintf(out, cap, "%s-%s", prefix, sfx);
+  json_t *ns = lab_json(
+      "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+      "\"%s\",\"labels\":{\"ripple-test\":\"rw\"}}}",
+      out);
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_create(c, lab_resolve(c, "namespaces"), NULL, ns, NULL, NULL, &st));
+  json_decref(ns);
+}
+
+void lab_ns_delete(ripple_kube_client_t *c, const char *ns) {
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_delete(c, lab_resolve(c, "namespaces"), NULL, ns, NULL, &st));
+}
+
+const ripple_kube_resource_t *lab_resolve(ripple_kube_client_t *c, const char *name) {
+  const ripple_kube_resource_t *r = NULL;
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_resolve(c, name, &r, &st));
+  return r;
+}
+
+json_t *lab_json(const char *fmt, ...) {
+  char buf[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  assert_true(n > 0 && (size_t)n < sizeof buf);
+  json_error_t je;
+  json_t *j = json_loads(buf, 0, &je);
+  if (!j) fail_msg("bad JSON in a test: %s: %s", je.text, buf);
+  return j;
+}
+
+const json_t *lab_at(const json_t *j, const char *path) {
+  char key[128];
+  while (j && *path) {
+    size_t n = strcspn(path, ".");
+    if (n >= sizeof key) return NULL;
+    memcpy(key, path, n);
+    key[n] = '\0';
+    j = json_object_get(j, key);
+    path += n + (path[n] == '.');
+  }
+  return j;
+}
+
+const char *lab_str(const json_t *j, const char *path) {
+  return json_string_value(lab_at(j, path));
+}
+
+long long lab_int(const json_t *j, const char *path) {
+  const json_t *v = lab_at(j, path);
+  return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+int lab_wait(int (*cond)(void *ud), void *ud, int timeout_ms) {
+  for (int waited = 0;; waited += 100) {
+    if (cond(ud)) return 1;
+    if (waited >= timeout_ms) return 0;
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
