@@ -70,6 +70,10 @@ void sbuf_json_strn(sbuf_t *b, const char *s, size_t n);
 /* Hand the NUL-terminated contents to the caller; the buffer is left empty. */
 int sbuf_take(sbuf_t *b, char **out, size_t *out_len);
 
+/* Length of the well-formed UTF-8 sequence at s (1-4), or 0 if it is not one
+ * (truncated, overlong, a surrogate, past U+10FFFF). */
+size_t utf8_len(const unsigned char *s, size_t n);
+
 /* Wire encoders shared by ripple_*_to_json and the shipper's batches. */
 void wire_mergelog(sbuf_t *b, const ripple_mergelog_t *ml);
 void wire_span(sbuf_t *b, const ripple_span_rec_t *sp);

@@ -68,8 +68,7 @@ void sbuf_printf(sbuf_t *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
+size_t utf8_len(const unsigned char *s, size_t n) {
   unsigned char c = s[0];
   size_t len;
   uint32_t cp;

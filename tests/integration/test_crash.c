@@ -98,8 +98,8 @@ static void server_stop(server_t *s) {
 
 /* Batch b's record i has a CPID that encodes (round, b, i), so the checker
  * can tell which batch every stored record came from. */
-static void cpid_of(int round, int b, int i, char out[37]) {
-  snprintf(out, 37, "%08x-%04x-4%03x-8000-%012x", (unsigned)round, (unsigned)b, (unsigned)i,
+static void cpid_of(int round, int b, int i, char out[64]) {
+  snprintf(out, 64, "%08x-%04x-4%03x-8000-%012x", (unsigned)round, (unsigned)b, (unsigned)i,
            (unsigned)(round * MAX_BATCHES + b));
 }
 
@@ -113,7 +113,7 @@ typedef struct load {
 } load_t;
 
 static void batch_body(int round, int b, sbuf_t *out) {
-  char id[37], prev[37];
+  char id[64], prev[64]; /* 36 used; room for what gcc cannot rule out */
   out->len = 0;
   sbuf_putc(out, '[');
   /* Even batches are mergelogs, odd ones spans: both tables take the crash. */
