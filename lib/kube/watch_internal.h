@@ -1,7 +1,7 @@
 /*
  * watch_internal.h - the parts of watches and informers that need no API
  * server, shared with the unit tests, the fuzz target and the benchmark:
- * a JSON parser for event frames (jparse.c), a string-keyed hash map
+ * a JSON parser for event frames on yajl (jparse.c), a string-keyed hash map
  * (kmap.c), the framing and decoding of a watch stream (watch_decode.c),
  * object records and the last known state of every object with the
  * differences a relist finds (watch_store.c), label selectors (selector.c)
@@ -39,10 +39,11 @@ typedef struct jparse_spans {
   size_t drop_len;
 } jparse_spans_t;
 
-/* Parse one JSON value from p[0..n), whitespace around it allowed. Accepts
- * what json_loadb(JSON_DECODE_ANY | JSON_ALLOW_NUL) accepts and builds equal
- * values (when nothing is dropped or left out), faster. out may be NULL to
- * check only. RIPPLE_EJSON for malformed input, RIPPLE_ENOMEM. */
+/* Parse one JSON value from p[0..n), whitespace around it allowed; yajl lexes,
+ * the values are built directly. Accepts what json_loadb(JSON_DECODE_ANY |
+ * JSON_ALLOW_NUL) accepts and builds equal values (when nothing is dropped or
+ * left out), faster. out may be NULL to check only; sp is written only on
+ * success. RIPPLE_EJSON for malformed input, RIPPLE_ENOMEM. */
 int jparse_ex(const char *p, size_t n, const jparse_opts_t *o, json_t **out, jparse_spans_t *sp);
 /* jparse_ex with only a drop path (may be NULL). */
 int jparse(const char *p, size_t n, const char *const *drop, json_t **out);

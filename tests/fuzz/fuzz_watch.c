@@ -8,7 +8,8 @@
  * objects (else only metadata), bits 2-7 pick the chunk size the stream is
  * cut into (so frames span chunks), the rest is the stream. Properties:
  *   - every line the parser accepts, jansson accepts with an equal value, and
- *     the other way round (so the fast parser is a drop-in replacement);
+ *     the other way round (so jparse, yajl with the checks that make it as
+ *     strict as jansson, is a drop-in replacement for json_loadb);
  *   - every decoded event has a type, an object and, except ERROR, a name;
  *     frames = events + bad;
  *   - the store and the informer's cache agree after every event: same size,
