@@ -33,12 +33,6 @@
 
 static int failures;
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* A fast deterministic generator, so graphs and bodies are the same each run. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rng(void) {

@@ -70,6 +70,10 @@ void sbuf_json_strn(sbuf_t *b, const char *s, size_t n);
 /* Hand the NUL-terminated contents to the caller; the buffer is left empty. */
 int sbuf_take(sbuf_t *b, char **out, size_t *out_len);
 
+/* Monotonic time in nanoseconds, for durations and deadlines (never for
+ * timestamps: those are ripple_now_ns). */
+int64_t mono_ns(void);
+
 /* Length of the well-formed UTF-8 sequence at s (1-4), or 0 if it is not one
  * (truncated, overlong, a surrogate, past U+10FFFF). */
 size_t utf8_len(const unsigned char *s, size_t n);

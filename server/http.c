@@ -29,12 +29,6 @@ typedef struct req {
   int64_t start;
 } req_t;
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *type,
                                 sbuf_t *b) {
   struct MHD_Response *r =

@@ -235,15 +235,9 @@ static void write_group(store_t *s, job_t *jobs) {
   atomic_fetch_add(&s->st.records, records);
 }
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void *writer(void *arg) {
   store_t *s = arg;
-  int64_t last_tick = mono_ms();
+  int64_t last_tick = mono_ns();
   pthread_mutex_lock(&s->mu);
   for (;;) {
     while (!s->head && !s->stop) {
@@ -264,9 +258,9 @@ static void *writer(void *arg) {
       pthread_cond_broadcast(&s->done);
       pthread_mutex_unlock(&s->mu);
     }
-    if (s->hooks.tick && mono_ms() - last_tick >= s->hooks.tick_ms) {
+    if (s->hooks.tick && mono_ns() - last_tick >= (int64_t)s->hooks.tick_ms * 1000000) {
       s->hooks.tick(s->hooks.ud, s);
-      last_tick = mono_ms();
+      last_tick = mono_ns();
     }
     pthread_mutex_lock(&s->mu);
   }

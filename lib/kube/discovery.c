@@ -43,12 +43,6 @@ struct kube_discovery {
   int64_t fetched_ns; /* CLOCK_MONOTONIC when the fetch began */
 };
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- entries ----------------------------------------------------------------- */
 
 static void strv_free(char **v) {

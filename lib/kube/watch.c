@@ -271,12 +271,6 @@ static int watch_once(ripple_kube_watch_t *w) {
 
 /* ---- the thread -------------------------------------------------------------------- */
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void *run(void *arg) {
   ripple_kube_watch_t *w = arg;
   unsigned attempt = 0;
@@ -291,7 +285,7 @@ static void *run(void *arg) {
       attempt = 0;
     }
     if (watched++) atomic_fetch_add(&w->n_reconnects, 1);
-    int64_t t0 = mono_ms();
+    int64_t t0 = mono_ns();
     int res = watch_once(w);
     if (res == W_STOP) break;
     if (res == W_GONE) {
@@ -305,7 +299,7 @@ static void *run(void *arg) {
       continue;
     }
     gone_in_row = 0;
-    if (res == W_CLOSED && (w->conn_frames || mono_ms() - t0 >= 1000))
+    if (res == W_CLOSED && (w->conn_frames || mono_ns() - t0 >= 1000000000))
       attempt = 0; /* a normal end (timeoutSeconds): resume at once */
     else
       backoff(w, &attempt); /* failed, or closed at once: do not spin */
