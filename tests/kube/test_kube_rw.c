@@ -364,11 +364,22 @@ static void test_scale(void **state) {
   patch(DEPLOY, "sc", RIPPLE_KUBE_PATCH_MERGE, "{\"spec\":{\"replicas\":3}}", &scale, &out);
   assert_string_equal(lab_str(out, "kind"), "Scale");
   assert_int_equal(lab_int(out, "spec.replicas"), 3);
-  json_object_set_new(json_object_get(out, "spec"), "replicas", json_integer(2));
-  json_t *put = NULL;
-  LAB_OK(st, ripple_kube_update(C, DEPLOY, NS, out, &scale, &put, &st));
-  assert_int_equal(lab_int(put, "spec.replicas"), 2);
   json_decref(out);
+  /* PUT the Scale back, as controllers do: the Deployment controller writes
+   * the object's status meanwhile, so a conflict means "read again, retry". */
+  char path[256];
+  snprintf(path, sizeof path, "/apis/apps/v1/namespaces/%s/deployments/sc/scale", NS);
+  json_t *put = NULL;
+  int rc = RIPPLE_KUBE_ECONFLICT;
+  for (int attempt = 0; attempt < 10 && rc == RIPPLE_KUBE_ECONFLICT; attempt++) {
+    LAB_OK(st, ripple_kube_request(C, "GET", path, NULL, NULL, 0, &out, &st));
+    assert_int_equal(lab_int(out, "spec.replicas"), 3);
+    json_object_set_new(json_object_get(out, "spec"), "replicas", json_integer(2));
+    rc = ripple_kube_update(C, DEPLOY, NS, out, &scale, &put, &st);
+    json_decref(out);
+  }
+  if (rc != RIPPLE_OK) fail_msg("PUT scale: %s", st.message);
+  assert_int_equal(lab_int(put, "spec.replicas"), 2);
   json_decref(put);
   d = get(DEPLOY, "sc");
   assert_int_equal(lab_int(d, "spec.replicas"), 2);
