@@ -32,6 +32,24 @@ void lab_suffix(char *out, size_t n) {
   out[n] = '\0';
 }
 
+/* Poll (up to 60 s) until ns/name of resource exists. */
+static void wait_for(ripple_kube_client_t *c, const char *resource, const char *ns,
+                     const char *name) {
+  const ripple_kube_resource_t *r = lab_resolve(c, resource);
+  ripple_kube_status_t st;
+  for (int i = 0; i < 600; i++) {
+    json_t *obj = NULL;
+    int rc = ripple_kube_get(c, r, ns, name, &obj, &st);
+    json_decref(obj);
+    if (rc == RIPPLE_OK) return;
+    if (rc != RIPPLE_KUBE_ENOTFOUND)
+      fail_msg("waiting for %s %s/%s: %s", resource, ns, name, st.message);
+    struct timespec ts = {0, 100 * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+  fail_msg("%s %s/%s did not appear within 60 s", resource, ns, name);
+}
+
 void lab_ns_new(ripple_kube_client_t *c, const char *prefix, char *out, size_t cap) {
   char sfx[8];
   lab_suffix(sfx, 6);
@@ -43,6 +61,12 @@ void lab_ns_new(ripple_kube_client_t *c, const char *prefix, char *out, size_t c
   ripple_kube_status_t st;
   LAB_OK(st, ripple_kube_create(c, lab_resolve(c, "namespaces"), NULL, ns, NULL, NULL, &st));
   json_decref(ns);
+  /* Controllers finish a namespace after it is created: the serviceaccount
+   * controller adds "default" (without it Pod admission refuses Pods) and the
+   * root-ca-cert-publisher adds kube-root-ca.crt. Wait for both, so tests
+   * see a namespace as users do. */
+  wait_for(c, "serviceaccounts", out, "default");
+  wait_for(c, "configmaps", out, "kube-root-ca.crt");
 }
 
 void lab_ns_delete(ripple_kube_client_t *c, const char *ns) {
