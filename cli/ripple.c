@@ -18,6 +18,8 @@ static const struct {
   const char *name, *what;
 } commands[] = {
     {"server", "the trace server: stores mergelogs and spans, answers queries (docs/api.md)"},
+    {"watch", "the watch agent: records every change of Kubernetes resources (docs/watch.md)"},
+    {"analyze", "per-hop propagation times from change logs (docs/analyze.md)"},
 };
 
 static void usage(FILE *f) {

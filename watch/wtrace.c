@@ -1,0 +1,67 @@
+/*
+ * wtrace.c - changes as spans (wtrace.h). The span's CPID is the one the
+ * object carries: the change it records was caused by that CPID's cascade.
+ * Objects without a context are not sent: a span needs a CPID, and the
+ * record in the output has the change anyway.
+ */
+#include "wtrace.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "wrec.h"
+
+struct wtrace {
+  ripple_shipper_t *sh;
+};
+
+int wtrace_new(const char *url, wtrace_t **out) {
+  wtrace_t *t = calloc(1, sizeof *t);
+  if (!t) return RIPPLE_ENOMEM;
+  ripple_shipper_opts_t o = {.url = url};
+  int rc = ripple_shipper_new(&o, &t->sh);
+  if (rc != RIPPLE_OK) {
+    free(t);
+    return rc;
+  }
+  *out = t;
+  return RIPPLE_OK;
+}
+
+static const char *md(const json_t *obj, const char *key) {
+  const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
+  return s ? s : "";
+}
+
+void wtrace_change(wtrace_t *t, const ripple_kube_event_t *ev, const char *resource) {
+  char *json = json_dumps(ev->obj, JSON_COMPACT);
+  if (!json) return;
+  ripple_ctx_t ctx;
+  int rc = ripple_object_get_ctx(json, strlen(json), NULL, RIPPLE_ANC_MAX, &ctx);
+  free(json);
+  if (rc != RIPPLE_OK) return; /* no context: nothing to attach the span to */
+  char name[300];
+  snprintf(name, sizeof name, "%s %s", wrec_op(ev->type), resource);
+  ripple_attr_t attrs[] = {{"object", md(ev->obj, "name")},
+                           {"namespace", md(ev->obj, "namespace")},
+                           {"uid", md(ev->obj, "uid")},
+                           {"rv", md(ev->obj, "resourceVersion")}};
+  ripple_span_rec_t sp = {.cpid = ctx.cpid,
+                          .service = "ripple-watch",
+                          .name = name,
+                          .start_ns = ev->time_ns,
+                          .end_ns = ev->time_ns,
+                          .attrs = attrs,
+                          .nattrs = sizeof attrs / sizeof attrs[0]};
+  while (sp.span_id == 0)
+    if (getrandom(&sp.span_id, sizeof sp.span_id, 0) != (ssize_t)sizeof sp.span_id) return;
+  /* A full queue drops the span and counts it (the shipper logs it). */
+  (void)ripple_shipper_enqueue_span(t->sh, &sp);
+}
+
+void wtrace_free(wtrace_t *t, uint32_t timeout_ms) {
+  if (!t) return;
+  ripple_shipper_free(t->sh, timeout_ms);
+  free(t);
+}

@@ -1,0 +1,22 @@
+/*
+ * wtrace.h - ripple-watch's --trace-server: each change of an object that
+ * carries a ripple context (its cpid.ripple.dev/<kind> annotation) is sent
+ * to the trace server as a span of that CPID, through libripple's shipper.
+ */
+#ifndef RIPPLE_WATCH_WTRACE_H
+#define RIPPLE_WATCH_WTRACE_H
+
+#include "ripple/kube.h"
+#include "ripple/ripple.h"
+
+typedef struct wtrace wtrace_t;
+
+int wtrace_new(const char *url, wtrace_t **out);
+/* Send the change as a span named "<op> <resource>" (service "ripple-watch",
+ * attributes object, namespace, uid, rv); an object without a context is
+ * skipped. Never waits on the network. */
+void wtrace_change(wtrace_t *t, const ripple_kube_event_t *ev, const char *resource);
+/* Deliver what is queued (for at most timeout_ms) and free. */
+void wtrace_free(wtrace_t *t, uint32_t timeout_ms);
+
+#endif
