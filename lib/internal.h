@@ -82,6 +82,8 @@ size_t utf8_len(const unsigned char *s, size_t n);
 void wire_mergelog(sbuf_t *b, const ripple_mergelog_t *ml);
 void wire_span(sbuf_t *b, const ripple_span_rec_t *sp);
 void wire_span_id(uint64_t id, char out[17]);
+/* A CPID as a JSON string, quotes included. */
+void wire_cpid(sbuf_t *b, const ripple_cpid_t *id);
 
 /* Log at most once per call site per process: for warnings about bad input that
  * could otherwise flood the log. */

@@ -6,7 +6,7 @@
  */
 #include "internal.h"
 
-static void put_cpid(sbuf_t *b, const ripple_cpid_t *id) {
+void wire_cpid(sbuf_t *b, const ripple_cpid_t *id) {
   char s[RIPPLE_CPID_STRLEN + 1];
   ripple_cpid_format(id, s);
   sbuf_putc(b, '"');
@@ -40,11 +40,11 @@ void wire_span_id(uint64_t id, char out[17]) {
 
 void wire_mergelog(sbuf_t *b, const ripple_mergelog_t *ml) {
   sbuf_puts(b, "{\"cpid\":");
-  put_cpid(b, &ml->cpid);
+  wire_cpid(b, &ml->cpid);
   sbuf_puts(b, ",\"sources\":[");
   for (size_t i = 0; i < ml->nsources; i++) {
     if (i) sbuf_putc(b, ',');
-    put_cpid(b, &ml->sources[i]);
+    wire_cpid(b, &ml->sources[i]);
   }
   sbuf_puts(b, "],\"time\":");
   put_time(b, ml->time_ns);
@@ -69,7 +69,7 @@ void wire_mergelog(sbuf_t *b, const ripple_mergelog_t *ml) {
 void wire_span(sbuf_t *b, const ripple_span_rec_t *sp) {
   char id[17];
   sbuf_puts(b, "{\"cpid\":");
-  put_cpid(b, &sp->cpid);
+  wire_cpid(b, &sp->cpid);
   wire_span_id(sp->span_id, id);
   sbuf_printf(b, ",\"span_id\":\"%s\"", id);
   if (sp->parent_id) {

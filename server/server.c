@@ -196,14 +196,6 @@ int srv_ingest(srv_t *s, dec_kind_t kind, const char *body, size_t len, size_t *
 
 /* ---- queries ------------------------------------------------------------------ */
 
-static void put_cpid(sbuf_t *o, const ripple_cpid_t *id) {
-  char c[RIPPLE_CPID_STRLEN + 1];
-  ripple_cpid_format(id, c);
-  sbuf_putc(o, '"');
-  sbuf_put(o, c, RIPPLE_CPID_STRLEN);
-  sbuf_putc(o, '"');
-}
-
 static void push_span_seq(void *ud, uint64_t seq) { seqvec_push(ud, seq); }
 
 /* Gather what the query needs under the read lock; read bodies after it. */
@@ -220,12 +212,12 @@ static int query_related(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t 
   }
   const char *key = q == Q_RELATED ? "related" : q == Q_MERGELOGS ? "mergelogs" : "spans";
   sbuf_puts(o, "{\"cpid\":");
-  put_cpid(o, cpid);
+  wire_cpid(o, cpid);
   sbuf_printf(o, ",\"truncated\":%s,\"%s\":[", truncated ? "true" : "false", key);
   for (size_t i = 0; i < n; i++) {
     if (q == Q_RELATED) {
       if (i) sbuf_putc(o, ',');
-      put_cpid(o, graph_cpid(s->g, vs[i]));
+      wire_cpid(o, graph_cpid(s->g, vs[i]));
     } else if (q == Q_MERGELOGS) {
       uint64_t seq = graph_mergelog_seq(s->g, vs[i]);
       if (seq) seqvec_push(&rows, seq);
@@ -253,18 +245,18 @@ static int query_origins(srv_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf
   int rc = graph_origins(s->g, cpid, limit, &org, &n, &truncated);
   if (rc == RIPPLE_OK) {
     sbuf_puts(o, "{\"cpid\":");
-    put_cpid(o, cpid);
+    wire_cpid(o, cpid);
     sbuf_printf(o, ",\"truncated\":%s,\"origins\":[", truncated ? "true" : "false");
     for (size_t i = 0; i < n; i++) {
       if (i) sbuf_putc(o, ',');
-      put_cpid(o, graph_cpid(s->g, org[i].path[0]));
+      wire_cpid(o, graph_cpid(s->g, org[i].path[0]));
     }
     sbuf_puts(o, "],\"paths\":[");
     for (size_t i = 0; i < n; i++) {
       sbuf_puts(o, i ? ",[" : "[");
       for (size_t k = 0; k < org[i].len; k++) {
         if (k) sbuf_putc(o, ',');
-        put_cpid(o, graph_cpid(s->g, org[i].path[k]));
+        wire_cpid(o, graph_cpid(s->g, org[i].path[k]));
       }
       sbuf_putc(o, ']');
     }
