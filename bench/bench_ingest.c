@@ -16,7 +16,6 @@
  * generator's own cost stays far below the server's. With --port it drives a
  * server that is already running instead of starting one.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -32,6 +31,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "benchutil.h"
 
 #define CONNS_MAX 64
 #define TARGET 500000 /* durable records per second on one core */
@@ -360,20 +361,6 @@ static int server_start(server_t *s, const char *bin, const char *sync) {
   return port;
 }
 
-/* The server's directory holds only its database files. */
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[512];
-  while (d && (e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  if (d) closedir(d);
-  if (rmdir(dir) != 0) fprintf(stderr, "bench_ingest: could not remove %s\n", dir);
-}
-
 /* Server CPU time so far (user + system), in seconds. */
 static double server_cpu(pid_t pid) {
   char path[64], buf[1024];
@@ -398,7 +385,7 @@ static void server_stop(server_t *s) {
   waitpid(s->pid, NULL, 0);
   pthread_join(s->drain, NULL);
   fclose(s->log);
-  remove_dir(s->dir);
+  bench_rmtree(s->dir);
 }
 
 /* ---- one run --------------------------------------------------------------------- */

@@ -15,7 +15,6 @@
  * RIPPLE_BENCH_FULL=1 measures start-up at 10M too. HTTP on top of this is
  * bench_ingest's job (the real binary, over loopback).
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -25,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
 #include "decode.h"
 #include "graph.h"
 #include "internal.h"
@@ -54,20 +54,6 @@ static char *temp_dir(void) {
   static char dir[64];
   snprintf(dir, sizeof dir, "/tmp/bench_server.XXXXXX");
   return mkdtemp(dir);
-}
-
-/* Our directories hold only database files. */
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[512];
-  while (d && (e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  if (d) closedir(d);
-  if (rmdir(dir) != 0) fprintf(stderr, "bench_server: could not remove %s\n", dir);
 }
 
 /* ---- a synthetic merge graph -------------------------------------------------- */
@@ -293,7 +279,7 @@ static void bench_phases(void) {
   show("srv_ingest: all of it but HTTP", all);
   printf("  => %.0f records per CPU-second\n", 1e9 / (double)all.cpu);
   for (int i = 0; i < BODIES; i++) sbuf_free(&bodies[i]), dec_batch_free(&batches[i]);
-  remove_dir(dir);
+  bench_rmtree(dir);
 }
 
 /* Resident memory: the second field of /proc/self/statm, in pages. */
@@ -446,7 +432,7 @@ static void bench_graph(uint64_t nv) {
   graph_queries(&s, nv);
   graph_worst(&s, nv);
   srv_close(&s);
-  remove_dir(dir);
+  bench_rmtree(dir);
 }
 
 /* ---- start-up: rebuilding the graph from storage ------------------------------ */
@@ -553,7 +539,7 @@ static void bench_startup(uint64_t n) {
          warm * 1e6 / (double)n, warm * 1e7 / (double)n, how);
   printf("  database read from the disk:  %6.2f s, %.2f us per mergelog; at 10M: %.1f s%s\n", cold,
          cold * 1e6 / (double)n, cold * 1e7 / (double)n, how);
-  remove_dir(dir);
+  bench_rmtree(dir);
 }
 
 int main(int argc, char **argv) {

@@ -27,13 +27,7 @@ static char server[512], ca_file[512], cert_file[512], key_file[512];
 
 /* ---- helpers ----------------------------------------------------------------- */
 
-static const char *path(const char *name) {
-  static char ring[8][512];
-  static unsigned k;
-  char *p = ring[k++ % 8];
-  snprintf(p, 512, "%s/%s", dir, name);
-  return p;
-}
+static const char *path(const char *name) { return test_path(dir, name); }
 
 static void put(const char *p, const char *text, int mode) {
   FILE *f = fopen(p, "w");

@@ -43,14 +43,7 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* A path in the test directory (a few in rotation, so calls can be nested). */
-static const char *path(const char *name) {
-  static char ring[8][512];
-  static unsigned k;
-  char *p = ring[k++ % 8];
-  snprintf(p, 512, "%s/%s", dir, name);
-  return p;
-}
+static const char *path(const char *name) { return test_path(dir, name); }
 
 /* Write a file in the test directory, making its parent directory. */
 static const char *put(const char *name, const char *text) {

@@ -121,3 +121,11 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 }
 
 void test_rmtree(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+
+const char *test_path(const char *dir, const char *name) {
+  static _Thread_local char ring[8][512];
+  static _Thread_local unsigned k;
+  char *p = ring[k++ % 8];
+  snprintf(p, sizeof ring[0], "%s/%s", dir, name);
+  return p;
+}

@@ -54,6 +54,9 @@ ripple_tracer_t *capture_tracer(capture_t *c, const char *component, uint32_t n)
 /* Assertions about mergelogs. */
 int mergelog_has_source(const cap_mergelog_t *ml, const ripple_cpid_t *id);
 
+/* dir/name in one of a few rotating buffers, so calls can be nested. */
+const char *test_path(const char *dir, const char *name);
+
 /* Remove a directory a test made, with everything in it. */
 void test_rmtree(const char *dir);
 
