@@ -5,6 +5,7 @@
 #   make test    set everything up and run every test (also under ASan/UBSan and TSan)
 #   make bench   run the benchmarks (library, simulation, the lab's paper-1 scenario,
 #                the trace server)
+#   make reproduce  run the papers' scenarios on the lab and analyse them
 #   make lint    clang-format, clang-tidy and cppcheck
 #   make fuzz    run the fuzzers for longer (FUZZ_SECONDS each)
 
@@ -14,7 +15,7 @@ FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build build-dev build-asan build-tsan lab demo test test-dev test-asan \
-        test-tsan test-lab bench lint format fuzz clean
+        test-tsan test-lab bench reproduce lint format fuzz clean
 
 all: build
 
@@ -82,6 +83,11 @@ bench: build lab
 	@scripts/with-lab lab/bench-paper1.sh
 	@$(BUILD)/release/bench/bench_server
 	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/bin/ripple-server
+
+# The paper-2 and paper-1 scenarios on the lab with `ripple run`, analysed
+# (docs/reproductions.md); about 15 minutes.
+reproduce: build lab
+	@scripts/with-lab scripts/reproduce $(BUILD)/release
 
 lint: deps build-dev
 	@scripts/lint $(BUILD)/dev

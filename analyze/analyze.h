@@ -112,4 +112,20 @@ int report_png(const char *dir, const hop_result_t *res);
  * "pod-add_to_scheduled", ':' -> '_'. */
 void report_file_name(char *buf, size_t cap, const char *dir, const char *hop, const char *ext);
 
+/* The frame every SVG plot shares (svg.c): a white SVG_W x SVG_H canvas, a
+ * title, x and y axes with five ticks each from lo..hi and 0..ymax. */
+enum { SVG_W = 640, SVG_H = 400, SVG_L = 60, SVG_R = 20, SVG_T = 40, SVG_B = 50 };
+void svg_axes(FILE *f, const char *title, const char *xlabel, const char *ylabel, double lo,
+              double hi, double ymax);
+
+/* ---- resources (resplot.c) ---- */
+
+/* Plot a run directory's resources.csv (written by `ripple run`): CPU use in
+ * percent of one core and resident memory in MiB over time, one line per
+ * process, as DIR/resources-cpu.svg and DIR/resources-memory.svg (the paper's
+ * figures 7 and 8). RIPPLE_ENOENT when there is no such file; malformed rows
+ * are skipped. *summary (may be NULL) gets one line per process with its
+ * averages. */
+int resplot_svg(const char *csv_path, const char *dir, char *summary, size_t cap);
+
 #endif

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "analyze.h"
 #include "ripple/ripple.h"
@@ -78,6 +79,23 @@ static int write_outputs(const opts_t *o, const cl_log_t *log, const hop_result_
   return 0;
 }
 
+/* A run directory of `ripple run` also holds the cost of measuring: its
+ * resources.csv is summarised and, with --svg, plotted. */
+static int resources(const opts_t *o, const char *path) {
+  char csv[4096], summary[2048];
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return 0; /* a plain change log */
+  snprintf(csv, sizeof csv, "%s/resources.csv", path);
+  int rc = resplot_svg(csv, o->svg, summary, sizeof summary);
+  if (rc == RIPPLE_ENOENT || rc == RIPPLE_ESYS) return rc == RIPPLE_ESYS && o->svg ? 1 : 0;
+  if (rc != RIPPLE_OK) {
+    fprintf(stderr, "ripple-analyze: cannot plot %s: %s\n", csv, ripple_strerror(rc));
+    return 1;
+  }
+  if (!o->quiet) printf("\nresources sampled in %s:\n%s", path, summary);
+  return 0;
+}
+
 static int run(const opts_t *o, ripple_rules_t *rules, int npaths, char **paths) {
   char err[512];
   if (o->rules && ripple_rules_load_file(rules, o->rules, err, sizeof err) != RIPPLE_OK) {
@@ -104,6 +122,7 @@ static int run(const opts_t *o, ripple_rules_t *rules, int npaths, char **paths)
     return 1;
   }
   int status = write_outputs(o, &log, &res);
+  for (int i = 0; status == 0 && i < npaths; i++) status = resources(o, paths[i]);
   hops_free(&res);
   cl_log_free(&log);
   return status;

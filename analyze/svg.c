@@ -13,7 +13,7 @@
 #include "analyze.h"
 #include "ripple/ripple.h"
 
-enum { SVG_W = 640, SVG_H = 400, SVG_L = 60, SVG_R = 20, SVG_T = 40, SVG_B = 50, BINS = 30 };
+enum { BINS = 30 };
 
 void report_file_name(char *buf, size_t cap, const char *dir, const char *hop, const char *ext) {
   size_t n = (size_t)snprintf(buf, cap, "%s/", dir);
@@ -28,7 +28,8 @@ void report_file_name(char *buf, size_t cap, const char *dir, const char *hop, c
   snprintf(buf + n, cap - n, "%s", ext);
 }
 
-static void axes(FILE *f, const char *title, double lo, double hi, size_t ymax) {
+void svg_axes(FILE *f, const char *title, const char *xlabel, const char *ylabel, double lo,
+              double hi, double ymax) {
   int pw = SVG_W - SVG_L - SVG_R, ph = SVG_H - SVG_T - SVG_B;
   fprintf(f,
           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -46,13 +47,13 @@ static void axes(FILE *f, const char *title, double lo, double hi, size_t ymax) 
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.3g</text>\n", x, SVG_T + ph + 16,
             lo + (hi - lo) * i / 4.0);
     fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", SVG_L - 6, y + 4,
-            (double)ymax * i / 4.0);
+            ymax * i / 4.0);
   }
   fprintf(f,
-          "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">latency (ms)</text>\n"
+          "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n"
           "<text x=\"16\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 16 %d)\">"
-          "count</text>\n",
-          SVG_L + pw / 2, SVG_H - 10, SVG_T + ph / 2, SVG_T + ph / 2);
+          "%s</text>\n",
+          SVG_L + pw / 2, SVG_H - 10, xlabel, SVG_T + ph / 2, SVG_T + ph / 2, ylabel);
 }
 
 static int write_hist(const char *path, const char *title, const hop_result_t *res, hop_id_t h) {
@@ -71,7 +72,7 @@ static int write_hist(const char *path, const char *title, const hop_result_t *r
   ymax = (ymax + 3) / 4 * 4; /* whole counts on the four y ticks */
   FILE *f = fopen(path, "w");
   if (!f) return RIPPLE_ESYS;
-  axes(f, title, lo, hi, ymax);
+  svg_axes(f, title, "latency (ms)", "count", lo, hi, (double)ymax);
   double pw = SVG_W - SVG_L - SVG_R, ph = SVG_H - SVG_T - SVG_B, bw = pw / BINS;
   for (int b = 0; b < BINS; b++) {
     if (!bins[b]) continue;

@@ -20,6 +20,7 @@ static const struct {
     {"server", "the trace server: stores mergelogs and spans, answers queries (docs/api.md)"},
     {"watch", "the watch agent: records every change of Kubernetes resources (docs/watch.md)"},
     {"analyze", "per-hop propagation times from change logs (docs/analyze.md)"},
+    {"run", "runs a change scenario with the watch agent recording (docs/run.md)"},
 };
 
 static void usage(FILE *f) {

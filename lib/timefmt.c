@@ -4,6 +4,7 @@
  * The wire format carries nanoseconds because hops in a control plane are often
  * shorter than a millisecond; every timestamp in ripple goes through here.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -105,5 +106,25 @@ int ripple_time_parse(const char *s, size_t len, int64_t *out) {
   /* Refuse what does not fit in int64 nanoseconds (years beyond ~2262). */
   if (secs > INT64_MAX / 1000000000 - 1 || secs < INT64_MIN / 1000000000 + 1) return RIPPLE_ERANGE;
   *out = secs * 1000000000 + frac;
+  return RIPPLE_OK;
+}
+
+int ripple_duration_parse(const char *s, int64_t *out) {
+  if (!s || !out) return RIPPLE_EINVAL;
+  char *end;
+  double v = strtod(s, &end);
+  /* 1e7 s (four months) bounds every sensible timeout and keeps v * 1e9 in range. */
+  if (end == s || !(v >= 0) || v > 1e7) return RIPPLE_EINVAL;
+  double mul = 1e9;
+  if (!strcmp(end, "ms"))
+    mul = 1e6;
+  else if (!strcmp(end, "m"))
+    mul = 60e9;
+  else if (!strcmp(end, "h"))
+    mul = 3600e9;
+  else if (*end && strcmp(end, "s") != 0)
+    return RIPPLE_EINVAL;
+  if (v * mul > 9e18) return RIPPLE_EINVAL;
+  *out = (int64_t)(v * mul);
   return RIPPLE_OK;
 }

@@ -48,18 +48,16 @@ typedef struct agent {
 
 static void on_event(void *ud, const ripple_kube_event_t *ev) {
   ares_t *r = ud;
-  json_t *md = json_object_get(ev->obj, "metadata");
-  const char *ns = json_string_value(json_object_get(md, "namespace"));
-  const char *name = json_string_value(json_object_get(md, "name"));
-  const char *uid = json_string_value(json_object_get(md, "uid"));
-  const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
+  char ns[256] = "";
+  const char *slash = strchr(ev->key, '/'), *name = slash ? slash + 1 : ev->key;
+  if (slash) snprintf(ns, sizeof ns, "%.*s", (int)(slash - ev->key), ev->key);
+  const char *uid = ev->uid, *rv = ev->rv;
   char *line = NULL;
   size_t len = 0;
   int rc = wrec_format(ev, r->name, &line, &len), fresh = 0;
   pthread_mutex_lock(&r->a->mu);
   r->events++;
-  if (rc == RIPPLE_OK && wstate_apply(&r->st, wrec_op(ev->type), ns ? ns : "", name ? name : "",
-                                      uid ? uid : "", rv ? rv : "")) {
+  if (rc == RIPPLE_OK && wstate_apply(&r->st, wrec_op(ev->type), ns, name, uid, rv)) {
     fresh = 1;
     if (wout_write(&r->a->out, line, len) != RIPPLE_OK) r->a->failed = 1;
     if (!r->a->out.path) fflush(r->a->out.f); /* a pipe's reader wants it now */
@@ -80,6 +78,12 @@ static void on_progress(void *ud, const char *rv) {
     if (c) free(r->st.rv), r->st.rv = c, r->dirty = 1;
   }
   pthread_mutex_unlock(&r->a->mu);
+}
+
+/* Listed (or resumed) and watching: `ripple run` waits for this line. */
+static void on_synced(void *ud) {
+  ares_t *r = ud;
+  ripple_log(RIPPLE_LOG_INFO, "watch_synced", "resource=%s", r->name);
 }
 
 static void on_trouble(void *ud, int err, const ripple_kube_status_t *st) {
@@ -193,13 +197,18 @@ static int res_start(agent_t *a, ripple_kube_client_t *kc, ares_t *r) {
   wo.list.namespace_ = r->ns;
   wo.list.label_selector = r->selector;
   wo.timeout_s = a->o->watch_timeout_s;
+  wo.strip_managed_fields = !a->o->keep_managed_fields;
+  wo.text_only = 1; /* records and spans are made from the text: no trees */
   json_t *known = NULL;
   if (r->st.rv) {
     wo.resource_version = r->st.rv;
     wo.known = known = wstate_known_objects(&r->st);
   }
-  ripple_kube_watch_handlers_t h = {
-      .event = on_event, .progress = on_progress, .trouble = on_trouble, .ud = r};
+  ripple_kube_watch_handlers_t h = {.event = on_event,
+                                    .synced = on_synced,
+                                    .progress = on_progress,
+                                    .trouble = on_trouble,
+                                    .ud = r};
   int rc = ripple_kube_watch_start(kc, r->r, &wo, &h, &r->w);
   json_decref(known); /* the watch copies what it keeps */
   return rc;

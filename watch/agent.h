@@ -28,6 +28,7 @@ typedef struct agent_opts {
   const char *kubeconfig, *context;
   uint32_t watch_timeout_s;
   const char *trace_server; /* NULL: no spans */
+  int keep_managed_fields;  /* record metadata.managedFields (left out by default) */
 } agent_opts_t;
 
 /* Run until *stop is set (by a signal handler); 0 on a clean stop. */

@@ -4,6 +4,7 @@
  */
 #include "wrec.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,41 +19,67 @@ const char *wrec_op(ripple_kube_event_type_t t) {
   return "update";
 }
 
-static const char *md_str(const json_t *obj, const char *key) {
-  const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
-  return s ? s : "";
+/* A JSON string (with quotes) appended to b at *n; b has room for 6 bytes per
+ * input byte plus 2. */
+static size_t put_str(char *b, size_t n, const char *s, size_t len) {
+  static const char hex[] = "0123456789abcdef";
+  b[n++] = '"';
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') {
+      b[n++] = '\\', b[n++] = (char)c;
+    } else if (c < 0x20) {
+      b[n++] = '\\', b[n++] = 'u', b[n++] = '0', b[n++] = '0';
+      b[n++] = hex[c >> 4], b[n++] = hex[c & 15];
+    } else {
+      b[n++] = (char)c;
+    }
+  }
+  b[n++] = '"';
+  return n;
+}
+
+static size_t put_lit(char *b, size_t n, const char *lit) {
+  size_t len = strlen(lit);
+  memcpy(b + n, lit, len + 1); /* the NUL too: the buffer has room, the next write covers it */
+  return n + len;
 }
 
 int wrec_format(const ripple_kube_event_t *ev, const char *resource, char **out, size_t *len) {
-  if (!ev || !ev->obj || !resource || !out || !len) return RIPPLE_EINVAL;
-  char ts[RIPPLE_TIME_STRLEN + 1];
+  if (!ev || !ev->obj_text || !ev->key || !resource || !out || !len) return RIPPLE_EINVAL;
+  const char *uid = ev->uid ? ev->uid : "", *rv = ev->rv ? ev->rv : "";
+  const char *slash = strchr(ev->key, '/');
+  const char *name = slash ? slash + 1 : ev->key;
+  size_t nslen = slash ? (size_t)(slash - ev->key) : 0;
+  int with_old = ev->old_text && ev->type != RIPPLE_KUBE_ADDED;
+  size_t small = strlen(resource) + strlen(ev->key) + strlen(uid) + strlen(rv);
+  size_t cap = 256 + 6 * small + ev->obj_len + (with_old ? ev->old_len : 0);
+  char *b = malloc(cap), ts[RIPPLE_TIME_STRLEN + 1];
+  if (!b) return RIPPLE_ENOMEM;
   ripple_time_format(ev->time_ns, ts);
-  /* jansson keeps insertion order, so the keys come out as documented. */
-  json_t *r = json_object();
-  if (!r) return RIPPLE_ENOMEM;
-  json_object_set_new(r, "time", json_string(ts));
-  json_object_set_new(r, "time_ns", json_integer(ev->time_ns));
-  json_object_set_new(r, "op", json_string(wrec_op(ev->type)));
-  json_object_set_new(r, "resource", json_string(resource));
-  json_object_set_new(r, "namespace", json_string(md_str(ev->obj, "namespace")));
-  json_object_set_new(r, "name", json_string(md_str(ev->obj, "name")));
-  json_object_set_new(r, "uid", json_string(md_str(ev->obj, "uid")));
-  json_object_set_new(r, "rv", json_string(md_str(ev->obj, "resourceVersion")));
-  if (ev->relist) json_object_set_new(r, "relist", json_true());
-  json_object_set(r, "object", ev->obj);
-  if (ev->old && ev->type != RIPPLE_KUBE_ADDED) json_object_set(r, "old", ev->old);
-  char *s = json_dumps(r, JSON_COMPACT);
-  json_decref(r);
-  if (!s) return RIPPLE_ENOMEM;
-  size_t n = strlen(s);
-  char *line = realloc(s, n + 2);
-  if (!line) {
-    free(s);
-    return RIPPLE_ENOMEM;
+  /* The keys in docs/watch.md's order. */
+  size_t n =
+      (size_t)snprintf(b, cap, "{\"time\":\"%s\",\"time_ns\":%lld,\"op\":\"%s\",\"resource\":", ts,
+                       (long long)ev->time_ns, wrec_op(ev->type));
+  n = put_str(b, n, resource, strlen(resource));
+  n = put_lit(b, n, ",\"namespace\":");
+  n = put_str(b, n, ev->key, nslen);
+  n = put_lit(b, n, ",\"name\":");
+  n = put_str(b, n, name, strlen(name));
+  n = put_lit(b, n, ",\"uid\":");
+  n = put_str(b, n, uid, strlen(uid));
+  n = put_lit(b, n, ",\"rv\":");
+  n = put_str(b, n, rv, strlen(rv));
+  if (ev->relist) n = put_lit(b, n, ",\"relist\":true");
+  n = put_lit(b, n, ",\"object\":");
+  memcpy(b + n, ev->obj_text, ev->obj_len), n += ev->obj_len;
+  if (with_old) {
+    n = put_lit(b, n, ",\"old\":");
+    memcpy(b + n, ev->old_text, ev->old_len), n += ev->old_len;
   }
-  line[n] = '\n';
-  line[n + 1] = '\0';
-  *out = line;
-  *len = n + 1;
+  n = put_lit(b, n, "}\n");
+  b[n] = '\0';
+  *out = b;
+  *len = n;
   return RIPPLE_OK;
 }

@@ -20,7 +20,9 @@
 const char *wrec_op(ripple_kube_event_type_t t);
 
 /* The record of one change as one JSON line with its newline, in *out
- * (freed with free). resource is "<plural>" or "<plural>.<group>". */
+ * (freed with free). resource is "<plural>" or "<plural>.<group>". The
+ * record is spliced from the event's text (obj_text, old_text, key, uid,
+ * rv), which the watch has already checked, so no tree is built. */
 int wrec_format(const ripple_kube_event_t *ev, const char *resource, char **out, size_t *len);
 
 /* ---- output ----------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
  */
 #include "wtrace.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -29,24 +30,17 @@ int wtrace_new(const char *url, wtrace_t **out) {
   return RIPPLE_OK;
 }
 
-static const char *md(const json_t *obj, const char *key) {
-  const char *s = json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
-  return s ? s : "";
-}
-
 void wtrace_change(wtrace_t *t, const ripple_kube_event_t *ev, const char *resource) {
-  char *json = json_dumps(ev->obj, JSON_COMPACT);
-  if (!json) return;
   ripple_ctx_t ctx;
-  int rc = ripple_object_get_ctx(json, strlen(json), NULL, RIPPLE_ANC_MAX, &ctx);
-  free(json);
-  if (rc != RIPPLE_OK) return; /* no context: nothing to attach the span to */
+  if (ripple_object_get_ctx(ev->obj_text, ev->obj_len, NULL, RIPPLE_ANC_MAX, &ctx) != RIPPLE_OK)
+    return; /* no context: nothing to attach the span to */
+  char ns[256] = "";
+  const char *slash = strchr(ev->key, '/');
+  if (slash) snprintf(ns, sizeof ns, "%.*s", (int)(slash - ev->key), ev->key);
   char name[300];
   snprintf(name, sizeof name, "%s %s", wrec_op(ev->type), resource);
-  ripple_attr_t attrs[] = {{"object", md(ev->obj, "name")},
-                           {"namespace", md(ev->obj, "namespace")},
-                           {"uid", md(ev->obj, "uid")},
-                           {"rv", md(ev->obj, "resourceVersion")}};
+  ripple_attr_t attrs[] = {
+      {"object", slash ? slash + 1 : ev->key}, {"namespace", ns}, {"uid", ev->uid}, {"rv", ev->rv}};
   ripple_span_rec_t sp = {.cpid = ctx.cpid,
                           .service = "ripple-watch",
                           .name = name,

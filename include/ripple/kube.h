@@ -195,6 +195,14 @@ typedef struct ripple_kube_event {
   json_t *old;     /* the previous state known to the watch, NULL for ADDED */
   int64_t time_ns; /* wall clock when the event arrived (or the relist found it) */
   int relist;      /* 1 if found by a relist after a 410, not by the watch */
+  /* The same states as the watch keeps them: compact JSON text (without
+   * managedFields under strip_managed_fields), NUL-terminated, and obj's
+   * identity ("" when absent). Always set; with text_only they are all there
+   * is (obj and old are NULL), which spares building trees. */
+  const char *obj_text, *old_text; /* old_text NULL when old is */
+  size_t obj_len, old_len;
+  const char *key; /* "namespace/name", or "name" for a cluster-scoped object */
+  const char *uid, *rv;
 } ripple_kube_event_t;
 
 typedef struct ripple_kube_watch_handlers {
@@ -225,6 +233,10 @@ typedef struct ripple_kube_watch_opts {
    * typical Pod's JSON and two thirds of its decoded size, and few
    * consumers read them (client-go informers often drop them too). */
   int strip_managed_fields;
+  /* Deliver events as text only (ripple_kube_event_t's obj_text...): no
+   * trees are built, several times cheaper for a consumer that only writes
+   * the objects out. */
+  int text_only;
 } ripple_kube_watch_opts_t;
 
 typedef struct ripple_kube_watch ripple_kube_watch_t;

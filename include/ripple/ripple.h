@@ -417,6 +417,9 @@ int64_t ripple_now_ns(void);
 void ripple_time_format(int64_t ns, char *out);
 /* Parse RFC 3339 (any offset, 0-9 fraction digits) into ns since the epoch. */
 int ripple_time_parse(const char *s, size_t len, int64_t *out);
+/* Parse a duration as people write it on command lines and in files: a
+ * non-negative number with ms, s (the default), m or h: "250ms", "30", "1.5m". */
+int ripple_duration_parse(const char *s, int64_t *out);
 
 #ifdef __cplusplus
 }

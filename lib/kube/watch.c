@@ -33,6 +33,7 @@ struct ripple_kube_watch {
   char *ns, *lsel, *fsel;
   uint32_t page_size, timeout_s, backoff_max_ms;
   int strip;
+  int text_only; /* events without trees */
   ripple_kube_watch_handlers_t h;
   wstore_emit_fn change; /* an informer's, instead of h.event */
   wstore_t store;
@@ -80,10 +81,24 @@ static void emit(void *ud, const wchange_t *ch) {
     return;
   }
   if (!w->h.event) return;
-  json_t *obj = ch->obj ? json_incref(ch->obj) : krec_tree(ch->rec);
-  json_t *old = !ch->old ? NULL : ch->old == ch->rec ? json_incref(obj) : krec_tree(ch->old);
-  if (obj && (old || !ch->old)) {
-    ripple_kube_event_t ev = {ch->type, obj, old, ch->time_ns, ch->relist};
+  json_t *obj = NULL, *old = NULL;
+  if (!w->text_only) {
+    obj = ch->obj ? json_incref(ch->obj) : krec_tree(ch->rec);
+    old = !ch->old ? NULL : ch->old == ch->rec ? json_incref(obj) : krec_tree(ch->old);
+  }
+  if (w->text_only || (obj && (old || !ch->old))) {
+    ripple_kube_event_t ev = {.type = ch->type,
+                              .obj = obj,
+                              .old = old,
+                              .time_ns = ch->time_ns,
+                              .relist = ch->relist,
+                              .obj_text = ch->rec->json,
+                              .old_text = ch->old ? ch->old->json : NULL,
+                              .obj_len = ch->rec->len,
+                              .old_len = ch->old ? ch->old->len : 0,
+                              .key = ch->rec->key,
+                              .uid = ch->rec->uid,
+                              .rv = ch->rec->rv};
     w->h.event(w->h.ud, &ev);
   } else {
     atomic_fetch_add(&w->n_dropped, 1); /* out of memory */
@@ -343,6 +358,7 @@ static int watch_init(ripple_kube_watch_t *w, const ripple_kube_resource_t *r,
   w->backoff_max_ms = o->backoff_max_ms ? o->backoff_max_ms : 30000;
   if (w->backoff_max_ms < BACKOFF_BASE_MS) w->backoff_max_ms = BACKOFF_BASE_MS;
   w->strip = o->strip_managed_fields;
+  w->text_only = o->text_only;
   wstore_init(&w->store);
   int rc = RIPPLE_OK;
   if (o->resource_version && *o->resource_version) {
@@ -374,7 +390,8 @@ int kube_watch_start(ripple_kube_client_t *c, const ripple_kube_resource_t *r,
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&w->cv, &ca);
   pthread_condattr_destroy(&ca);
-  wdec_init(&w->dec, 0, (o->strip_managed_fields ? WDEC_STRIP : 0) | (trees ? WDEC_TREE : 0),
+  wdec_init(&w->dec, 0,
+            (o->strip_managed_fields ? WDEC_STRIP : 0) | (trees && !o->text_only ? WDEC_TREE : 0),
             on_event, w);
   int rc = watch_init(w, r, o);
   if (rc == RIPPLE_OK && pthread_create(&w->thread, NULL, run, w) != 0) rc = RIPPLE_ESYS;

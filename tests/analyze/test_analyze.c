@@ -434,6 +434,42 @@ static void outputs_written(void **state) {
   free(text);
 }
 
+/* resources.csv from ripple run: CPU per interval and memory, per process. */
+static void resources_plotted(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ripple-resplot-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  FILE *f = fopen(test_path(dir, "resources.csv"), "w");
+  assert_non_null(f);
+  /* agent: 0.1 s of CPU per second (10%), 20 MiB; api: 0.5 s per second, 200 MiB. */
+  fputs(
+      "time_ns,process,pid,cpu_s,rss_kib\n"
+      "1000000000,api,1,1.0,204800\n"
+      "1000000000,agent,2,0.0,20480\n"
+      "torn,row\n"
+      "2000000000,api,1,1.5,204800\n"
+      "2000000000,agent,2,0.1,20480\n"
+      "3000000000,api,1,2.0,204800\n"
+      "3000000000,agent,2,0.2,20480\n",
+      f);
+  fclose(f);
+  char summary[1024];
+  assert_int_equal(resplot_svg(test_path(dir, "resources.csv"), test_path(dir, "plots"), summary,
+                               sizeof summary),
+                   RIPPLE_OK);
+  assert_non_null(
+      strstr(summary, "api              cpu avg  50.00% of a core, memory avg    200.0 MiB"));
+  assert_non_null(
+      strstr(summary, "agent            cpu avg  10.00% of a core, memory avg     20.0 MiB"));
+  FILE *svg = fopen(test_path(dir, "plots/resources-cpu.svg"), "r");
+  assert_non_null(svg);
+  fclose(svg);
+  assert_non_null((svg = fopen(test_path(dir, "plots/resources-memory.svg"), "r")));
+  fclose(svg);
+  assert_int_equal(resplot_svg(test_path(dir, "none.csv"), NULL, NULL, 0), RIPPLE_ENOENT);
+  test_rmtree(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(known_hops),
@@ -442,6 +478,7 @@ int main(void) {
       cmocka_unit_test(malformed_lines_counted),
       cmocka_unit_test(zstd_reads_like_plain),
       cmocka_unit_test(outputs_written),
+      cmocka_unit_test(resources_plotted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

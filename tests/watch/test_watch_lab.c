@@ -519,5 +519,7 @@ int main(void) {
   /* One test restarts the API server, and the others must not see someone
    * else's restart: hold the lab's lock throughout. */
   wl_lock();
+  /* RIPPLE_TEST_FILTER=test_watch_agent_sigkill runs one test (cmocka's wildcards work). */
+  if (getenv("RIPPLE_TEST_FILTER")) cmocka_set_test_filter(getenv("RIPPLE_TEST_FILTER"));
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,15 +48,48 @@ static char *slurp(const char *path, size_t *len) {
   return b;
 }
 
+/* An event as a watch delivers it: the text fields are what wrec_format reads. */
+typedef struct tev {
+  ripple_kube_event_t ev;
+  char *obj_text, *old_text, key[300];
+} tev_t;
+
+static void tev_init(tev_t *e, ripple_kube_event_type_t type, json_t *obj, json_t *old,
+                     int64_t time_ns, int relist) {
+  memset(e, 0, sizeof *e);
+  e->ev.type = type, e->ev.obj = obj, e->ev.old = old;
+  e->ev.time_ns = time_ns, e->ev.relist = relist;
+  e->obj_text = json_dumps(obj, JSON_COMPACT);
+  e->ev.obj_text = e->obj_text, e->ev.obj_len = strlen(e->obj_text);
+  if (old) {
+    e->old_text = json_dumps(old, JSON_COMPACT);
+    e->ev.old_text = e->old_text, e->ev.old_len = strlen(e->old_text);
+  }
+  json_t *md = json_object_get(obj, "metadata");
+  const char *ns = json_string_value(json_object_get(md, "namespace"));
+  snprintf(e->key, sizeof e->key, "%s%s%s", ns && *ns ? ns : "", ns && *ns ? "/" : "",
+           json_string_value(json_object_get(md, "name")));
+  e->ev.key = e->key;
+  e->ev.uid = json_string_value(json_object_get(md, "uid"));
+  e->ev.rv = json_string_value(json_object_get(md, "resourceVersion"));
+}
+
+static void tev_free(tev_t *e) {
+  free(e->obj_text);
+  free(e->old_text);
+}
+
 /* ---- records ---------------------------------------------------------------------- */
 
 static void test_record_update(void **state) {
   (void)state;
   json_t *obj = mkobj("ns1", "cm", "u1", "12"), *old = mkobj("ns1", "cm", "u1", "11");
-  ripple_kube_event_t ev = {RIPPLE_KUBE_MODIFIED, obj, old, 1763762790123456789LL, 0};
+  tev_t e;
+  tev_init(&e, RIPPLE_KUBE_MODIFIED, obj, old, 1763762790123456789LL, 0);
   char *line;
   size_t len;
-  assert_int_equal(wrec_format(&ev, "configmaps", &line, &len), RIPPLE_OK);
+  assert_int_equal(wrec_format(&e.ev, "configmaps", &line, &len), RIPPLE_OK);
+  tev_free(&e);
   assert_int_equal(line[len - 1], '\n');
   assert_int_equal(strlen(line), len);
   const char *want =
@@ -79,10 +112,11 @@ static void test_record_add_delete_relist(void **state) {
   (void)state;
   json_t *obj = mkobj("", "n", "u2", "7");
   /* An add carries no old state even if one is given; a relist is marked. */
-  ripple_kube_event_t ev = {RIPPLE_KUBE_ADDED, obj, obj, 5, 1};
+  tev_t e;
+  tev_init(&e, RIPPLE_KUBE_ADDED, obj, obj, 5, 1);
   char *line;
   size_t len;
-  assert_int_equal(wrec_format(&ev, "widgets.example.com", &line, &len), RIPPLE_OK);
+  assert_int_equal(wrec_format(&e.ev, "widgets.example.com", &line, &len), RIPPLE_OK);
   json_t *r = json_loads(line, 0, NULL);
   assert_string_equal(json_string_value(json_object_get(r, "op")), "add");
   assert_string_equal(json_string_value(json_object_get(r, "resource")), "widgets.example.com");
@@ -90,15 +124,27 @@ static void test_record_add_delete_relist(void **state) {
   assert_null(json_object_get(r, "old"));
   json_decref(r);
   free(line);
-  ev.type = RIPPLE_KUBE_DELETED;
-  ev.relist = 0;
-  assert_int_equal(wrec_format(&ev, "nodes", &line, &len), RIPPLE_OK);
+  e.ev.type = RIPPLE_KUBE_DELETED;
+  e.ev.relist = 0;
+  assert_int_equal(wrec_format(&e.ev, "nodes", &line, &len), RIPPLE_OK);
   r = json_loads(line, 0, NULL);
   assert_string_equal(json_string_value(json_object_get(r, "op")), "delete");
+  assert_string_equal(json_string_value(json_object_get(r, "namespace")), "");
+  assert_string_equal(json_string_value(json_object_get(r, "name")), "n");
   assert_non_null(json_object_get(r, "old"));
   json_decref(r);
   free(line);
+  tev_free(&e);
   assert_int_equal(wrec_format(NULL, "x", &line, &len), RIPPLE_EINVAL);
+  /* A resource name that needs escaping stays valid JSON. */
+  tev_init(&e, RIPPLE_KUBE_ADDED, obj, NULL, 5, 0);
+  assert_int_equal(wrec_format(&e.ev, "we\"ird\n", &line, &len), RIPPLE_OK);
+  r = json_loads(line, 0, NULL);
+  assert_non_null(r);
+  assert_string_equal(json_string_value(json_object_get(r, "resource")), "we\"ird\n");
+  json_decref(r);
+  free(line);
+  tev_free(&e);
   json_decref(obj);
 }
 
@@ -216,10 +262,12 @@ static void test_torn_tail(void **state) {
 static void write_rec(wout_t *o, ripple_kube_event_type_t t, const char *res, const char *ns,
                       const char *name, const char *uid, const char *rv, int relist) {
   json_t *obj = mkobj(ns, name, uid, rv);
-  ripple_kube_event_t ev = {t, obj, NULL, 1, relist};
+  tev_t e;
+  tev_init(&e, t, obj, NULL, 1, relist);
   char *line;
   size_t len;
-  assert_int_equal(wrec_format(&ev, res, &line, &len), RIPPLE_OK);
+  assert_int_equal(wrec_format(&e.ev, res, &line, &len), RIPPLE_OK);
+  tev_free(&e);
   assert_int_equal(wout_write(o, line, len), RIPPLE_OK);
   free(line);
   json_decref(obj);

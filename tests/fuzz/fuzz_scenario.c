@@ -1,0 +1,55 @@
+/*
+ * fuzz_scenario.c - scenario files and manifests (run/yjson.c, run/scenario.c,
+ * run/steps.c): any bytes read as YAML documents, every step list checked and
+ * described, and the text run through parameter substitution. Nothing may
+ * crash, leak or read out of bounds; a document that parses must also survive
+ * being dumped as JSON (what `ripple run` sends to the API server).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ripple/ripple.h"
+#include "run.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void steps(const json_t *doc) {
+  static const char *const lists[] = {"setup", "steps", "teardown"};
+  for (size_t l = 0; l < 3; l++) {
+    json_t *list = json_object_get(doc, lists[l]), *step;
+    size_t i;
+    json_array_foreach(list, i, step) {
+      char err[256], what[512];
+      (void)step_check(step, err, sizeof err);
+      step_describe(step, what, sizeof what);
+    }
+  }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *text = malloc(size + 1);
+  if (!text) return 0;
+  memcpy(text, data, size);
+  text[size] = '\0';
+  json_t *docs = NULL, *doc;
+  char err[256];
+  if (yjson_parse(text, size, &docs, err, sizeof err) == RIPPLE_OK) {
+    size_t i;
+    json_array_foreach(docs, i, doc) {
+      steps(doc);
+      char *dump = json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY);
+      if (!dump) abort(); /* every value we build must be encodable */
+      free(dump);
+    }
+    json_decref(docs);
+  }
+  scn_t s;
+  memset(&s, 0, sizeof s);
+  s.params = json_pack("{s:s,s:s}", "N", "3", "app", "web");
+  char *out = NULL;
+  if (scn_subst(&s, 7, text, size, &out, err, sizeof err) == RIPPLE_OK) free(out);
+  json_decref(s.params);
+  free(text);
+  return 0;
+}
