@@ -69,6 +69,9 @@ void sbuf_json_str(sbuf_t *b, const char *s);
 void sbuf_json_strn(sbuf_t *b, const char *s, size_t n);
 /* Hand the NUL-terminated contents to the caller; the buffer is left empty. */
 int sbuf_take(sbuf_t *b, char **out, size_t *out_len);
+/* A whole file as a NUL-terminated string (*out, free()); RIPPLE_ESYS with
+ * errno set when it cannot be read. For small files: certificates, tokens. */
+int sbuf_read_file(const char *path, char **out);
 
 /* Monotonic time in nanoseconds, for durations and deadlines (never for
  * timestamps: those are ripple_now_ns). */

@@ -5,6 +5,7 @@
  * built here. Reading JSON is jansson's job; writing is simple enough that a
  * buffer and a correct escaper are clearer and much faster than building a tree.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,4 +141,22 @@ int sbuf_take(sbuf_t *b, char **out, size_t *out_len) {
   if (out_len) *out_len = b->len;
   sbuf_init(b);
   return RIPPLE_OK;
+}
+
+int sbuf_read_file(const char *path, char **out) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return RIPPLE_ESYS;
+  sbuf_t b;
+  sbuf_init(&b);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_put(&b, buf, n);
+  int err = ferror(f) ? errno : 0;
+  fclose(f);
+  if (err) {
+    sbuf_free(&b);
+    errno = err;
+    return RIPPLE_ESYS;
+  }
+  return sbuf_take(&b, out, NULL);
 }

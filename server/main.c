@@ -39,19 +39,9 @@ static void usage(FILE *f) {
 }
 
 static char *slurp(const char *path, const char *what) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "ripple-server: cannot read %s %s: %s\n", what, path, strerror(errno));
-    return NULL;
-  }
-  sbuf_t b;
-  sbuf_init(&b);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_put(&b, buf, n);
-  fclose(f);
   char *s = NULL;
-  if (sbuf_take(&b, &s, NULL) != RIPPLE_OK) return NULL;
+  if (sbuf_read_file(path, &s) != RIPPLE_OK)
+    fprintf(stderr, "ripple-server: cannot read %s %s: %s\n", what, path, strerror(errno));
   return s;
 }
 

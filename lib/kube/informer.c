@@ -8,7 +8,7 @@
  * the state the change produced. Readers on other threads see the cache at
  * some point of the change sequence, never half a change. An informer
  * without handlers never builds a tree of an event: the cache keeps each
- * object's text, and reads build trees.
+ * object's text, and reads build trees (or hand out the text: _text reads).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -142,6 +142,26 @@ int ripple_kube_informer_select(ripple_kube_informer_t *inf, const char *ns, con
                                 void (*fn)(void *ud, json_t *obj), void *ud, size_t *count) {
   if (!inf) return RIPPLE_EINVAL;
   return icache_select(&inf->cache, ns, selector, fn, ud, count);
+}
+
+int ripple_kube_informer_get_text(ripple_kube_informer_t *inf, const char *ns, const char *name,
+                                  void (*fn)(void *ud, const char *json, size_t len), void *ud) {
+  if (!inf || !fn) return RIPPLE_EINVAL;
+  return icache_get_text(&inf->cache, ns, name, fn, ud);
+}
+
+size_t ripple_kube_informer_by_owner_text(ripple_kube_informer_t *inf, const char *uid,
+                                          void (*fn)(void *ud, const char *json, size_t len),
+                                          void *ud) {
+  return inf && uid && fn ? icache_by_owner_text(&inf->cache, uid, fn, ud) : 0;
+}
+
+int ripple_kube_informer_select_text(ripple_kube_informer_t *inf, const char *ns,
+                                     const char *selector,
+                                     void (*fn)(void *ud, const char *json, size_t len), void *ud,
+                                     size_t *count) {
+  if (!inf || !fn) return RIPPLE_EINVAL;
+  return icache_select_text(&inf->cache, ns, selector, fn, ud, count);
 }
 
 size_t ripple_kube_informer_each(ripple_kube_informer_t *inf, void (*fn)(void *ud, json_t *obj),

@@ -8,7 +8,9 @@
  * own state, so caching an object costs a few hash slots on top of the text.
  * A read takes references under the read lock and builds the trees after
  * releasing it, so readers never hold the writer up for long, and every
- * reader gets its own tree: nobody can change what another one sees.
+ * reader gets its own tree: nobody can change what another one sees. Text
+ * reads hand out the records' text itself, which is immutable, under the
+ * reference the read holds: no tree, no copy.
  *
  * An index is a map from the index value ("app=web", an owner's uid) to the
  * set of records that have it, so adding or removing an object is a few hash
@@ -149,13 +151,15 @@ static void snap_add(snap_t *s, krec_t *r) {
   s->v[s->n++] = krec_ref(r);
 }
 
-/* Build each snapshotted object (outside the lock), hand it to fn, release. */
-static size_t snap_run(snap_t *s, void (*fn)(void *ud, json_t *obj), void *ud) {
+/* Hand each snapshotted object (outside the lock) to fn as a tree or to tfn
+ * as its text, and release it. Without either, count. */
+static size_t snap_run(snap_t *s, void (*fn)(void *ud, json_t *obj), icache_text_fn tfn, void *ud) {
   size_t n = 0;
   for (size_t i = 0; i < s->n; i++) {
     json_t *t = fn ? krec_tree(s->v[i]) : NULL;
     if (t || !fn) n++;
     if (t) fn(ud, t);
+    if (tfn) tfn(ud, s->v[i]->json, s->v[i]->len);
     json_decref(t);
     krec_unref(s->v[i]);
   }
@@ -163,7 +167,8 @@ static size_t snap_run(snap_t *s, void (*fn)(void *ud, json_t *obj), void *ud) {
   return n;
 }
 
-json_t *icache_get(icache_t *c, const char *ns, const char *name) {
+/* The record under ns/name with a reference taken, or NULL. */
+static krec_t *get_rec(icache_t *c, const char *ns, const char *name) {
   if (!name || !*name) return NULL;
   char key[WSTORE_KEYMAX];
   int n = ns && *ns ? snprintf(key, sizeof key, "%s/%s", ns, name)
@@ -172,33 +177,55 @@ json_t *icache_get(icache_t *c, const char *ns, const char *name) {
   pthread_rwlock_rdlock(&c->lock);
   krec_t *r = krec_ref(kmap_get(&c->objs, key));
   pthread_rwlock_unlock(&c->lock);
+  return r;
+}
+
+json_t *icache_get(icache_t *c, const char *ns, const char *name) {
+  krec_t *r = get_rec(c, ns, name);
   json_t *t = r ? krec_tree(r) : NULL;
   krec_unref(r);
   return t;
 }
 
-size_t icache_by_owner(icache_t *c, const char *uid, void (*fn)(void *ud, json_t *obj), void *ud) {
-  snap_t s = {0};
+int icache_get_text(icache_t *c, const char *ns, const char *name, icache_text_fn fn, void *ud) {
+  krec_t *r = get_rec(c, ns, name);
+  if (!r) return RIPPLE_ENOENT;
+  fn(ud, r->json, r->len);
+  krec_unref(r);
+  return RIPPLE_OK;
+}
+
+static void snap_owned(icache_t *c, const char *uid, snap_t *s) {
   pthread_rwlock_rdlock(&c->lock);
   kset_t *set = kmap_get(&c->owners, uid ? uid : "");
-  if (set) kmap_foreach(&set->recs, i) snap_add(&s, set->recs.slots[i].val);
+  if (set) kmap_foreach(&set->recs, i) snap_add(s, set->recs.slots[i].val);
   pthread_rwlock_unlock(&c->lock);
-  return snap_run(&s, fn, ud);
+}
+
+size_t icache_by_owner(icache_t *c, const char *uid, void (*fn)(void *ud, json_t *obj), void *ud) {
+  snap_t s = {0};
+  snap_owned(c, uid, &s);
+  return snap_run(&s, fn, NULL, ud);
+}
+
+size_t icache_by_owner_text(icache_t *c, const char *uid, icache_text_fn fn, void *ud) {
+  snap_t s = {0};
+  snap_owned(c, uid, &s);
+  return snap_run(&s, NULL, fn, ud);
 }
 
 static int in_ns(const krec_t *r, const char *ns, size_t nslen) {
   return !nslen || (strncmp(r->key, ns, nslen) == 0 && r->key[nslen] == '/');
 }
 
-int icache_select(icache_t *c, const char *ns, const char *selector,
-                  void (*fn)(void *ud, json_t *obj), void *ud, size_t *count) {
+/* Snapshot the objects in ns matching selector. */
+static int snap_selected(icache_t *c, const char *ns, const char *selector, snap_t *s) {
   ksel_t *sel;
   int rc = ksel_parse(selector ? selector : "", &sel, NULL, 0);
   if (rc != RIPPLE_OK) return rc;
   size_t nslen = ns ? strlen(ns) : 0;
   const char *k, *v;
   char buf[512], *heap = NULL;
-  snap_t s = {0};
   pthread_rwlock_rdlock(&c->lock);
   /* With a key=value requirement, only that label's set can match. */
   const kmap_t *cand = &c->objs;
@@ -210,13 +237,31 @@ int icache_select(icache_t *c, const char *ns, const char *selector,
   if (cand) {
     kmap_foreach(cand, i) {
       krec_t *r = cand->slots[i].val;
-      if (in_ns(r, ns, nslen) && ksel_match_packed(sel, r->labels, r->nlabels)) snap_add(&s, r);
+      if (in_ns(r, ns, nslen) && ksel_match_packed(sel, r->labels, r->nlabels)) snap_add(s, r);
     }
   }
   pthread_rwlock_unlock(&c->lock);
   free(heap);
   ksel_free(sel);
-  size_t n = snap_run(&s, fn, ud);
+  return RIPPLE_OK;
+}
+
+int icache_select(icache_t *c, const char *ns, const char *selector,
+                  void (*fn)(void *ud, json_t *obj), void *ud, size_t *count) {
+  snap_t s = {0};
+  int rc = snap_selected(c, ns, selector, &s);
+  if (rc != RIPPLE_OK) return rc;
+  size_t n = snap_run(&s, fn, NULL, ud);
+  if (count) *count = n;
+  return RIPPLE_OK;
+}
+
+int icache_select_text(icache_t *c, const char *ns, const char *selector, icache_text_fn fn,
+                       void *ud, size_t *count) {
+  snap_t s = {0};
+  int rc = snap_selected(c, ns, selector, &s);
+  if (rc != RIPPLE_OK) return rc;
+  size_t n = snap_run(&s, NULL, fn, ud);
   if (count) *count = n;
   return RIPPLE_OK;
 }
@@ -226,7 +271,7 @@ size_t icache_each(icache_t *c, void (*fn)(void *ud, json_t *obj), void *ud) {
   pthread_rwlock_rdlock(&c->lock);
   kmap_foreach(&c->objs, i) snap_add(&s, c->objs.slots[i].val);
   pthread_rwlock_unlock(&c->lock);
-  return snap_run(&s, fn, ud);
+  return snap_run(&s, fn, NULL, ud);
 }
 
 size_t icache_size(icache_t *c) {

@@ -253,6 +253,14 @@ size_t icache_by_owner(icache_t *c, const char *uid, void (*fn)(void *ud, json_t
 int icache_select(icache_t *c, const char *ns, const char *selector,
                   void (*fn)(void *ud, json_t *obj), void *ud, size_t *count);
 size_t icache_each(icache_t *c, void (*fn)(void *ud, json_t *obj), void *ud);
+/* The same reads as text: fn gets a record's JSON text (NUL-terminated at
+ * json[len]), valid during the call; no tree is built. icache_get_text is
+ * RIPPLE_ENOENT when nothing is cached under ns/name. */
+typedef void (*icache_text_fn)(void *ud, const char *json, size_t len);
+int icache_get_text(icache_t *c, const char *ns, const char *name, icache_text_fn fn, void *ud);
+size_t icache_by_owner_text(icache_t *c, const char *uid, icache_text_fn fn, void *ud);
+int icache_select_text(icache_t *c, const char *ns, const char *selector, icache_text_fn fn,
+                       void *ud, size_t *count);
 size_t icache_size(icache_t *c);
 /* Number of label index entries and owner index entries (for tests). */
 void icache_index_sizes(icache_t *c, size_t *labels, size_t *owners);

@@ -124,3 +124,18 @@ int lab_wait(int (*cond)(void *ud), void *ud, int timeout_ms) {
     nanosleep(&ts, NULL);
   }
 }
+
+static void collect_name(void *ud, json_t *obj) {
+  json_object_set_new(ud, lab_str(obj, "metadata.name"), json_true());
+}
+
+json_t *lab_names(ripple_kube_client_t *c, const char *resource, const char *ns,
+                  const char *selector) {
+  ripple_kube_list_opts_t lo = {.namespace_ = ns, .label_selector = selector};
+  json_t *names = json_object();
+  char *rv = NULL;
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_list(c, lab_resolve(c, resource), &lo, collect_name, names, &rv, &st));
+  ripple_free(rv);
+  return names;
+}

@@ -53,6 +53,10 @@ const char *lab_str(const json_t *j, const char *path);
 long long lab_int(const json_t *j, const char *path); /* -1 if absent */
 
 /* Poll cond every 100 ms until it is true or timeout_ms has passed. */
+/* The names of the objects of resource in ns matching selector, as a JSON
+ * object {name: true} (the caller's reference). */
+json_t *lab_names(ripple_kube_client_t *c, const char *resource, const char *ns,
+                  const char *selector);
 int lab_wait(int (*cond)(void *ud), void *ud, int timeout_ms);
 
 #endif

@@ -741,6 +741,101 @@ static void cache_indexes(void **state) {
   icache_free(&c);
 }
 
+/* Text reads: the names of the objects whose text fn saw, from that text. */
+typedef struct text_seen {
+  names_t names;
+  icache_t *cache;  /* when set: the object is deleted from it during the call */
+  const char *want; /* when set: the text must be exactly this */
+} text_seen_t;
+
+static void collect_text(void *ud, const char *json, size_t len) {
+  text_seen_t *t = ud;
+  assert_int_equal(json[len], '\0');
+  assert_int_equal(strlen(json), len);
+  if (t->want) assert_string_equal(json, t->want);
+  json_error_t je;
+  json_t *obj = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+  if (!obj) fail_msg("the text is not JSON: %s", je.text);
+  if (t->cache) {
+    /* The read holds the record: the text must outlive its removal (ASan). */
+    krec_t *r = rec(json_incref(obj));
+    cache_apply(t->cache, RIPPLE_KUBE_DELETED, r);
+    krec_unref(r);
+    json_t *again = json_loadb(json, len, 0, NULL);
+    assert_true(json_equal(obj, again));
+    json_decref(again);
+  }
+  if (t->names.n < 16) wstore_key(obj, t->names.v[t->names.n++], sizeof t->names.v[0]);
+  json_decref(obj);
+}
+
+static void cache_text_reads(void **state) {
+  (void)state;
+  icache_t c;
+  assert_int_equal(icache_init(&c), RIPPLE_OK);
+  krec_t *a = rec(mkobj("n1", "a", "ua", "1", "app=web,tier=front"));
+  krec_t *b = rec(with_owner(mkobj("n1", "b", "ub", "1", "app=web,tier=back"), "owner-1"));
+  krec_t *d = rec(with_owner(mkobj("n2", "d", "ud", "1", "app=db"), "owner-1"));
+  krec_t *g = rec(mkobj(NULL, "g", "ug", "1", "app=web")); /* cluster-scoped */
+  cache_apply(&c, RIPPLE_KUBE_ADDED, a);
+  cache_apply(&c, RIPPLE_KUBE_ADDED, b);
+  cache_apply(&c, RIPPLE_KUBE_ADDED, d);
+  cache_apply(&c, RIPPLE_KUBE_ADDED, g);
+  /* The text is the record's, and the same object a tree read builds. */
+  text_seen_t t = {.want = b->json};
+  assert_int_equal(icache_get_text(&c, "n1", "b", collect_text, &t), RIPPLE_OK);
+  assert_string_equal(joined(&t.names), "n1/b ");
+  t.want = g->json;
+  assert_int_equal(icache_get_text(&c, NULL, "g", collect_text, &t), RIPPLE_OK);
+  assert_int_equal(icache_get_text(&c, "", "g", collect_text, &t), RIPPLE_OK);
+  assert_string_equal(joined(&t.names), "g g ");
+  t.want = NULL;
+  assert_int_equal(icache_get_text(&c, "n2", "b", collect_text, &t), RIPPLE_ENOENT);
+  assert_int_equal(icache_get_text(&c, "n1", "", collect_text, &t), RIPPLE_ENOENT);
+  assert_int_equal(icache_get_text(&c, "n1", NULL, collect_text, &t), RIPPLE_ENOENT);
+  assert_int_equal(t.names.n, 0);
+  /* Indexes as for tree reads. */
+  assert_int_equal(icache_by_owner_text(&c, "owner-1", collect_text, &t), 2);
+  assert_string_equal(joined(&t.names), "n1/b n2/d ");
+  assert_int_equal(icache_by_owner_text(&c, "owner-2", collect_text, &t), 0);
+  size_t count = 99;
+  assert_int_equal(icache_select_text(&c, NULL, "app=web", collect_text, &t, &count), RIPPLE_OK);
+  assert_int_equal(count, 3);
+  assert_string_equal(joined(&t.names), "g n1/a n1/b ");
+  assert_int_equal(
+      icache_select_text(&c, "n1", "app in (web,db),tier!=back", collect_text, &t, &count),
+      RIPPLE_OK);
+  assert_int_equal(count, 1);
+  assert_string_equal(joined(&t.names), "n1/a ");
+  assert_int_equal(icache_select_text(&c, NULL, "app in (", collect_text, &t, &count),
+                   RIPPLE_EINVAL);
+  assert_int_equal(t.names.n, 0);
+  /* The callback runs outside the lock and the text outlives the object's
+   * removal from the cache while the callback holds it. */
+  t.cache = &c;
+  assert_int_equal(icache_by_owner_text(&c, "owner-1", collect_text, &t), 2);
+  assert_string_equal(joined(&t.names), "n1/b n2/d ");
+  assert_int_equal(icache_get_text(&c, "n1", "a", collect_text, &t), RIPPLE_OK);
+  assert_string_equal(joined(&t.names), "n1/a ");
+  assert_int_equal(icache_size(&c), 1);
+  assert_int_equal(icache_by_owner_text(&c, "owner-1", collect_text, &t), 0);
+  krec_unref(a), krec_unref(b), krec_unref(d), krec_unref(g);
+  icache_free(&c);
+}
+
+/* The public text reads refuse what they cannot use without touching it. */
+static void informer_text_reads_args(void **state) {
+  (void)state;
+  text_seen_t t = {0};
+  size_t count = 7;
+  assert_int_equal(ripple_kube_informer_get_text(NULL, "n", "a", collect_text, &t), RIPPLE_EINVAL);
+  assert_int_equal(ripple_kube_informer_by_owner_text(NULL, "u", collect_text, &t), 0);
+  assert_int_equal(ripple_kube_informer_select_text(NULL, "n", "", collect_text, &t, &count),
+                   RIPPLE_EINVAL);
+  assert_int_equal(count, 7);
+  assert_int_equal(t.names.n, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(framing_every_split),
@@ -760,6 +855,8 @@ int main(void) {
       cmocka_unit_test(selector_parse),
       cmocka_unit_test(selector_match),
       cmocka_unit_test(cache_indexes),
+      cmocka_unit_test(cache_text_reads),
+      cmocka_unit_test(informer_text_reads_args),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
