@@ -3,6 +3,8 @@
  *
  *   ripple server [options]   ->  ripple-server [options]
  *
+ * (kubectl-ripple is the one exception: kubectl runs it as `kubectl ripple`.)
+ *
  * Like git, each subcommand is its own program, `ripple-<name>`, looked up
  * first next to this executable and then on PATH. Keeping them separate keeps
  * each program's dependencies (SQLite for the server, say) out of the others.
@@ -21,6 +23,7 @@ static const struct {
     {"watch", "the watch agent: records every change of Kubernetes resources (docs/watch.md)"},
     {"analyze", "per-hop propagation times from change logs (docs/analyze.md)"},
     {"run", "runs a change scenario with the watch agent recording (docs/run.md)"},
+    {"webhook", "the admission webhook: CPIDs for unmodified controllers (docs/webhook.md)"},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# bench-webhook.sh: what ripple-webhook costs the paper-1 scenario on the lab.
+#
+# Usage: bench/bench-webhook.sh [--runs N] [--build DIR] [--scenario FILE] [--out DIR] [--null]
+#   --runs N         runs with and runs without the webhook, alternating (default 10)
+#   --build DIR      the build whose bin/ripple-run, ripple-webhook and ripple-server run
+#                    (default build/release)
+#   --scenario FILE  default scenarios/paper1-overhead.yaml (10 replicas scaled to 20, 30,
+#                    40, 50, each step waiting for readyReplicas; then deleted)
+#   --out DIR        keep the runs' directories, logs and metrics there (default: a
+#                    temporary directory, deleted)
+#   --null           a third arm, "null": a second ripple-webhook registered the same way
+#                    but told to leave the namespace alone (--namespace-exclude), so it
+#                    answers at once without a patch: what calling any webhook costs
+#
+# The lab must be up (lab/lab up). One ripple-server (trace server) and one ripple-webhook
+# (lab certificates, informers) run for the whole benchmark; each run gets its own
+# namespace. "With": the webhook is registered for that namespace only (failurePolicy
+# Ignore, webhook/deploy/register-lab.sh) before the run and unregistered after it;
+# "without": no registration. The order alternates (with first in odd rounds), so drift
+# in the machine's load falls on both sides alike.
+#
+# Time per propagation = a scale step's write plus the wait for readyReplicas that
+# follows it (start of the scale to end of the wait, from ripple-run's run.json); a run
+# has four. Printed: a table of every run's mean propagation time, the means and medians,
+# the added time in percent, and the webhook's latency: from kube-apiserver's
+# apiserver_admission_webhook_admission_duration_seconds (this registration's series,
+# every operation; exact mean from _sum/_count, percentiles interpolated linearly in the
+# histogram's buckets as Prometheus' histogram_quantile does, so no finer than its
+# buckets: 5 ms, 25 ms, ...) and from the webhook's own
+# ripple_webhook_request_duration_seconds (body to answer, buckets from 50 us).
+# Registrations, processes and namespaces are removed on exit, also on failure.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+runs=10 build="$root/build/release" scenario="$root/scenarios/paper1-overhead.yaml" out="" null=0
+while (($#)); do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --scenario) scenario=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --null) null=1; shift ;;
+    -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "bench-webhook: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "bench-webhook: --runs wants a positive number" >&2; exit 2; }
+((!null || runs <= 30)) || { echo "bench-webhook: --null allows at most 30 runs" >&2; exit 2; }
+for b in ripple-run ripple-webhook ripple-server; do
+  [[ -x $build/bin/$b ]] || { echo "bench-webhook: no $build/bin/$b (build first, or --build)" >&2; exit 2; }
+done
+for t in jq curl awk; do
+  command -v "$t" >/dev/null || { echo "bench-webhook: $t is needed" >&2; exit 2; }
+done
+lab="$root/lab/lab"
+eval "$("$lab" env)"
+export KUBECONFIG
+k() { "$lab" kubectl "$@"; }
+k get --raw /readyz >/dev/null || { echo "bench-webhook: the lab is not up (lab/lab up)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/ripple-bench-webhook.XXXXXX)
+[[ -z $out ]] || mkdir -p "$out"
+whname="ripple-bench-$$"
+server_pid="" webhook_pid="" null_pid="" namespaces=()
+cleanup() {
+  local rc=$?
+  for n in "$whname" "$whname-null"; do
+    "$root/webhook/deploy/register-lab.sh" --delete --name "$n" >/dev/null 2>&1 || true
+  done
+  [[ -z $webhook_pid ]] || kill "$webhook_pid" 2>/dev/null || true
+  [[ -z $null_pid ]] || kill "$null_pid" 2>/dev/null || true
+  [[ -z $server_pid ]] || kill "$server_pid" 2>/dev/null || true
+  for ns in "${namespaces[@]}"; do k delete namespace "$ns" --wait=false --ignore-not-found >/dev/null 2>&1 || true; done
+  if [[ -n $out ]]; then cp -r "$work"/. "$out"/ 2>/dev/null || true; fi
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT INT TERM
+
+# The port a program chose, from its "event=listening addr=127.0.0.1:PORT" log line.
+port_of() {
+  local log=$1 p=""
+  for _ in $(seq 300); do
+    p=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
+    [[ -z $p ]] || { echo "$p"; return 0; }
+    sleep 0.1
+  done
+  echo "bench-webhook: $log says no port:" >&2; cat "$log" >&2; return 1
+}
+
+load() { uptime | sed 's/.*load average: /load /'; }
+echo "machine: $(nproc) vCPU, $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo);" \
+  "lab: KWOK-based (kube-apiserver $(k version -o json 2>/dev/null | jq -r .serverVersion.gitVersion), KWOK nodes)"
+echo "before: $(load)"
+
+"$build/bin/ripple-server" --listen 127.0.0.1:0 --db "$work/trace.db" 2>"$work/server.log" &
+server_pid=$!
+server_port=$(port_of "$work/server.log")
+"$build/bin/ripple-webhook" --listen 127.0.0.1:0 --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" \
+  --tls-key "$RIPPLE_LAB_WEBHOOK_KEY" --trace-server "http://127.0.0.1:$server_port" \
+  2>"$work/webhook.log" &
+webhook_pid=$!
+port=$(port_of "$work/webhook.log")
+wh_url="https://127.0.0.1:$port"
+for _ in $(seq 300); do
+  curl -sf --cacert "$RIPPLE_LAB_CA" "$wh_url/readyz" >/dev/null && break
+  sleep 0.1
+done
+curl -sf --cacert "$RIPPLE_LAB_CA" "$wh_url/readyz" >/dev/null ||
+  { echo "bench-webhook: the webhook's informers did not sync" >&2; exit 1; }
+modes="with without"
+if ((null)); then
+  modes="with without null"
+  excl=ripple-system
+  for i in $(seq "$runs"); do excl+=",wlb-$$-$i-null"; done
+  "$build/bin/ripple-webhook" --listen 127.0.0.1:0 --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" \
+    --tls-key "$RIPPLE_LAB_WEBHOOK_KEY" --no-informers --namespace-exclude "$excl" \
+    2>"$work/webhook-null.log" &
+  null_pid=$!
+  null_port=$(port_of "$work/webhook-null.log")
+fi
+
+# A registration's apiserver histogram, summed over operations: "le count" lines, then
+# "sum S" and "count N".
+apiserver_hist() {
+  k get --raw /metrics | awk -v name="$1.ripple.dev" '
+    index($0, "apiserver_admission_webhook_admission_duration_seconds") == 1 &&
+    index($0, "name=\"" name "\"") {
+      if ($1 ~ /_bucket\{/) { match($1, /le="[^"]*"/); le = substr($1, RSTART + 4, RLENGTH - 5); b[le] += $2 }
+      else if ($1 ~ /_sum\{/) s += $2
+      else if ($1 ~ /_count\{/) c += $2
+    }
+    END { for (le in b) print le, b[le]; print "sum", s + 0; print "count", c + 0 }'
+}
+webhook_hist() {
+  curl -sf --cacert "$RIPPLE_LAB_CA" "$1/metrics" | awk '
+    /^ripple_webhook_request_duration_seconds_bucket/ { match($1, /le="[^"]*"/); print substr($1, RSTART + 4, RLENGTH - 5), $2 }
+    /^ripple_webhook_request_duration_seconds_sum/ { print "sum", $2 }
+    /^ripple_webhook_request_duration_seconds_count/ { print "count", $2 }'
+}
+
+# A namespace of our own, ready for Pods (its default ServiceAccount exists).
+make_ns() {
+  local ns=$1
+  k create namespace "$ns" >/dev/null
+  namespaces+=("$ns")
+  for _ in $(seq 300); do
+    k -n "$ns" get serviceaccount default >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "bench-webhook: no default ServiceAccount in $ns" >&2; return 1
+}
+
+requests() {
+  curl -sf --cacert "$RIPPLE_LAB_CA" "https://127.0.0.1:$1/metrics" |
+    awk '$1 == "ripple_webhook_requests_total" { print $2 }'
+}
+
+# Register NAME for ns (the webhook on PORT) and wait until the API server calls it
+# there: a server-side dry run (dry runs send no mergelog) reaches the webhook.
+register() {
+  local name=$1 p=$2 ns=$3 n0 n1
+  "$root/webhook/deploy/register-lab.sh" --name "$name" --port "$p" "$ns" >/dev/null
+  for _ in $(seq 300); do
+    n0=$(requests "$p")
+    k -n "$ns" create service clusterip probe --tcp=80:80 --dry-run=server -o name >/dev/null 2>&1
+    n1=$(requests "$p")
+    ((${n1:-0} > ${n0:-0})) && return 0
+    sleep 0.1
+  done
+  echo "bench-webhook: the registration did not take effect in $ns" >&2; return 1
+}
+unregister() { "$root/webhook/deploy/register-lab.sh" --delete --name "$1" >/dev/null; }
+
+# Mean time per propagation of a run, in seconds: each scale step's start to the end of
+# the wait that follows it.
+propagation() {
+  jq -r '[.steps | map(select(.phase == "steps")) as $s | range(0; ($s | length) - 1) as $i
+          | select(($s[$i].step | startswith("scale ")) and ($s[$i + 1].step | startswith("wait ")))
+          | ($s[$i + 1].end_ns - $s[$i].start_ns) / 1e9] | add / length' "$1"
+}
+
+one_run() {
+  local mode=$1 i=$2
+  local ns="wlb-$$-$i-$mode"
+  make_ns "$ns"
+  case $mode in
+    with) register "$whname" "$port" "$ns" ;;
+    null) register "$whname-null" "$null_port" "$ns" ;;
+  esac
+  if ! "$build/bin/ripple-run" "$scenario" --no-watch --out "$work/$mode-$i" --namespace "$ns" \
+    >"$work/$mode-$i.log" 2>&1; then
+    echo "bench-webhook: run $i ($mode) failed:" >&2; cat "$work/$mode-$i.log" >&2; return 1
+  fi
+  case $mode in
+    with) unregister "$whname" ;;
+    null) unregister "$whname-null" ;;
+  esac
+  k delete namespace "$ns" --wait=false >/dev/null
+  propagation "$work/$mode-$i/run.json" >"$work/$mode-$i.s"
+}
+
+# The order rotates from round to round.
+read -ra arms <<<"$modes"
+for i in $(seq "$runs"); do
+  line="round $i/$runs:"
+  for j in $(seq 0 $((${#arms[@]} - 1))); do
+    mode=${arms[$(((i - 1 + j) % ${#arms[@]}))]}
+    one_run "$mode" "$i"
+    line+=$(printf ' %s %.3f s' "$mode" "$(cat "$work/$mode-$i.s")")
+  done
+  echo "$line" >&2
+done
+apiserver_hist "$whname" >"$work/apiserver-hist.txt"
+webhook_hist "$wh_url" >"$work/webhook-hist.txt"
+if ((null)); then
+  apiserver_hist "$whname-null" >"$work/apiserver-hist-null.txt"
+  webhook_hist "https://127.0.0.1:$null_port" >"$work/webhook-hist-null.txt"
+fi
+k get --raw /metrics | grep -E "^apiserver_admission_webhook_(fail_open_count|request_total)\{.*$whname" \
+  >"$work/apiserver-webhook-counts.txt" || true
+echo "after: $(load)"
+
+echo
+echo "time per propagation (mean of a run's 4 scale steps, seconds)"
+printf '%-6s' run; for m in "${arms[@]}"; do printf ' %10s' "$m"; done; echo
+for i in $(seq "$runs"); do
+  printf '%-6s' "$i"; for m in "${arms[@]}"; do printf ' %10.3f' "$(cat "$work/$m-$i.s")"; done; echo
+done
+stats() { awk '{ v[NR] = $1; s += $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.4f %.4f\n", s / NR, m }' "$1"; }
+declare -A mean med
+for m in "${arms[@]}"; do
+  for i in $(seq "$runs"); do cat "$work/$m-$i.s"; done | sort -g >"$work/$m.all"
+  read -r "mean[$m]" "med[$m]" < <(stats "$work/$m.all")
+done
+printf '%-6s' mean; for m in "${arms[@]}"; do printf ' %10.3f' "${mean[$m]}"; done; echo
+printf '%-6s' median; for m in "${arms[@]}"; do printf ' %10.3f' "${med[$m]}"; done; echo
+for m in "${arms[@]}"; do
+  [[ $m != without ]] || continue
+  awk -v m="$m" -v a="${mean[$m]}" -v b="${mean[without]}" -v c="${med[$m]}" -v d="${med[without]}" 'BEGIN {
+    printf "added time per propagation (%s): %+.2f%% (means), %+.2f%% (medians); target < 2%%\n",
+      m, (a - b) / b * 100, (c - d) / d * 100 }'
+done
+
+# Percentiles from cumulative "le count" lines, interpolated linearly inside a bucket
+# (from 0 for the first); a rank in the +Inf bucket reports "> the last bound".
+percentiles() {
+  awk '
+    $1 == "sum" { s = $2; next } $1 == "count" { c = $2; next }
+    { le[++n] = ($1 == "+Inf" ? 1e300 : $1 + 0); cum[n] = $2 + 0 }
+    END {
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (le[j] < le[i]) {
+        t = le[i]; le[i] = le[j]; le[j] = t; t = cum[i]; cum[i] = cum[j]; cum[j] = t }
+      total = cum[n]
+      if (!total) { print "no requests"; exit }
+      printf "requests %d, mean %.3f ms", total, s / c * 1000
+      split("0.5 0.9 0.99", qs, " ")
+      for (k = 1; k <= 3; k++) {
+        rank = qs[k] * total; prev = 0; lo = 0
+        for (i = 1; i <= n; i++) { if (cum[i] >= rank) break; prev = cum[i]; lo = le[i] }
+        if (le[i] == 1e300) { printf ", p%g > %g ms", qs[k] * 100, lo * 1000; continue }
+        v = cum[i] > prev ? lo + (le[i] - lo) * (rank - prev) / (cum[i] - prev) : le[i]
+        printf ", p%g %.3f ms", qs[k] * 100, v * 1000
+      }
+      printf "\n"
+    }' "$1"
+}
+echo
+echo "webhook latency seen by kube-apiserver (apiserver_admission_webhook_admission_duration_seconds;"
+echo "  percentiles interpolated in its buckets 5 ms, 25 ms, ...: bounds, not measurements):"
+echo "  $(percentiles "$work/apiserver-hist.txt")"
+echo "  le=0.005: $(awk '$1 == "0.005" { a = $2 } $1 == "+Inf" { b = $2 } END { if (b) printf "%.1f%% of requests", a / b * 100 }' "$work/apiserver-hist.txt")"
+echo "  fail-open and request counters: $(awk '{ printf "%s%s", sep, $0; sep = "; " }' "$work/apiserver-webhook-counts.txt")"
+echo "webhook's own histogram (ripple_webhook_request_duration_seconds, body to answer;"
+echo "  interpolated in buckets 50 us, 100 us, 250 us, 500 us, 1 ms, 2.5 ms, ...):"
+echo "  $(percentiles "$work/webhook-hist.txt")"
+if ((null)); then
+  echo "null webhook (answers at once, no patch), seen by kube-apiserver:"
+  echo "  $(percentiles "$work/apiserver-hist-null.txt")"
+  echo "  its own histogram: $(percentiles "$work/webhook-hist-null.txt")"
+fi

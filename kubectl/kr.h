@@ -1,0 +1,168 @@
+/*
+ * kr.h - kubectl-ripple's parts (docs/kubectl-ripple.md): the command line
+ * (args.c), manifests (manifest.c), changes that carry a root CPID
+ * (change.c), the trace server's answers (tserver.c), the cascade tree built
+ * from them (tree.c), the per-hop summary (hops.c), and the two ways of
+ * showing a trace: text (render.c) and JSON (tjson.c). main.c puts them
+ * together.
+ *
+ * Memory: the caller owns what it passes in. A kr_trace_t keeps references
+ * to the JSON answers it was built from (its strings point into them) and is
+ * released with kr_trace_free. JSON values handed out are new references.
+ */
+#ifndef RIPPLE_KUBECTL_KR_H
+#define RIPPLE_KUBECTL_KR_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ripple/kube.h"
+#include "ripple/ripple.h"
+
+#define KR_DEFAULT_SERVER "http://127.0.0.1:7480"
+#define KR_FIELD_MANAGER "kubectl-ripple"
+
+/* ---- the command line (args.c) --------------------------------------------------- */
+
+typedef enum kr_cmd {
+  KR_CMD_NONE = 0,
+  KR_CMD_HELP,
+  KR_CMD_VERSION,
+  KR_CMD_APPLY,
+  KR_CMD_SCALE,
+  KR_CMD_PATCH,
+  KR_CMD_DELETE,
+  KR_CMD_TRACE,
+  KR_CMD_LAST,
+} kr_cmd_t;
+
+typedef struct kr_args {
+  kr_cmd_t cmd;
+  /* Borrowed from argv. NULL when not given. */
+  const char *kubeconfig, *context, *namespace_;
+  const char *file;   /* apply -f */
+  const char *patch;  /* patch -p */
+  const char *server; /* --server */
+  const char *cpid;   /* trace CPID */
+  ripple_kube_patch_t patch_type;
+  long replicas; /* scale --replicas; -1 when not given */
+  int json;      /* -o json */
+  int force_conflicts;
+  /* KIND/NAME or KIND NAME, split. */
+  char resource[128];
+  char name[256];
+} kr_args_t;
+
+/* Parse argv[1..argc-1] as kubectl hands it to the plugin: flags anywhere,
+ * "--flag value", "--flag=value", "-n value", "-nvalue". On failure err says
+ * what is wrong (RIPPLE_EINVAL). */
+int kr_args_parse(int argc, char *const *argv, kr_args_t *out, char *err, size_t cap);
+/* The trace server's URL: --server, else $RIPPLE_SERVER, else the default. */
+const char *kr_args_server(const kr_args_t *a);
+void kr_usage(FILE *f);
+
+/* ---- manifests (manifest.c) ------------------------------------------------------- */
+
+/* Every object of a YAML (or JSON) stream, "kind: List" documents expanded,
+ * as a JSON array; path "-" reads standard input. */
+int kr_manifest_load(const char *path, json_t **out, char *err, size_t cap);
+
+/* ---- changes with a root CPID (change.c) ------------------------------------------ */
+
+typedef struct kr_kube {
+  ripple_kube_client_t *kc;
+  const char *namespace_; /* -n, else the kubeconfig context's */
+} kr_kube_t;
+
+/* A fresh root context (a new CPID, no ancestors) and its annotation value. */
+int kr_root_ctx(ripple_ctx_t *ctx, char *value, size_t cap);
+
+/* Each prints one line per object written to out (as kubectl does) and, on
+ * success, "cpid: <CPID>" last. err says what went wrong otherwise. */
+int kr_apply(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
+int kr_scale(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
+int kr_patch(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
+int kr_delete(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
+/* The CPID of an object's latest change (its annotation), into cpid (37 bytes). */
+int kr_last_cpid(kr_kube_t *k, const kr_args_t *a, char *cpid, char *err, size_t cap);
+
+/* Add the annotation key=value to a merge or strategic patch object. */
+int kr_patch_add_annotation(json_t *patch, const char *key, const char *value);
+/* JSON Patch ops that set the annotation, given the object's current annotations
+ * (NULL when it has none). A new reference. */
+json_t *kr_jsonpatch_annotation(const json_t *annotations, const char *key, const char *value);
+
+/* ---- the trace server (tserver.c) ------------------------------------------------- */
+
+typedef struct kr_answers {
+  json_t *related, *mergelogs, *spans;
+} kr_answers_t;
+
+/* GET /v1/cpids/{cpid}/related, /mergelogs and /spans. */
+int kr_tserver_fetch(const char *base, const char *cpid, kr_answers_t *out, char *err, size_t cap);
+void kr_answers_free(kr_answers_t *a);
+
+/* ---- the cascade tree (tree.c) ---------------------------------------------------- */
+
+typedef struct kr_span {
+  const char *cpid, *span_id, *service, *name;
+  /* Attributes (docs/webhook.md); "" when absent. */
+  const char *kind, *ns, *oname, *uid, *user, *operation, *subresource;
+  int64_t start_ns, end_ns;
+  long cause;  /* index of the cause's span; -1: none found (a root) */
+  long parent; /* index of the span it is shown under; -1: top level */
+  long *children;
+  size_t nchildren;
+} kr_span_t;
+
+typedef struct kr_trace {
+  char cpid[RIPPLE_CPID_STRLEN + 1];
+  int truncated;
+  size_t ncpids;    /* related CPIDs */
+  kr_span_t *spans; /* in time order (end, start, span id) */
+  size_t n;
+  long *top; /* top-level spans, in time order */
+  size_t ntop;
+  int64_t t0_ns; /* the origin of "when": the root change's admission */
+  json_t *keep;  /* the answers the strings point into */
+} kr_trace_t;
+
+/* Build the tree from the trace server's answers for one CPID (the rule is in
+ * tree.c and docs/kubectl-ripple.md). RIPPLE_EJSON with err when an answer is
+ * not the documented shape. */
+int kr_trace_build(const kr_answers_t *a, kr_trace_t *out, char *err, size_t cap);
+void kr_trace_free(kr_trace_t *t);
+
+/* ---- per-hop summary (hops.c) ----------------------------------------------------- */
+
+typedef struct kr_hop {
+  const char *service, *name;
+  size_t count;
+  int64_t p50_ns, max_ns; /* of the time since the cause */
+} kr_hop_t;
+
+/* One row per (component, span name) of the spans that have a cause, in order
+ * of first appearance; *out is malloc'd (free it). */
+int kr_hops(const kr_trace_t *t, kr_hop_t **out, size_t *n);
+
+/* ---- showing a trace (render.c, tjson.c) ------------------------------------------ */
+
+/* a - b, saturated: times come from outside and may be anything. */
+static inline int64_t kr_diff(int64_t a, int64_t b) {
+  int64_t d;
+  if (!__builtin_sub_overflow(a, b, &d)) return d;
+  return a > b ? INT64_MAX : INT64_MIN;
+}
+
+/* "12.3ms", "1.25s", "2m05s"; negative values get a "-". */
+void kr_fmt_dur(int64_t ns, char *out, size_t cap);
+/* Should output to fd be coloured: a terminal and NO_COLOR unset or empty. */
+int kr_want_colour(int fd);
+void kr_render_tree(FILE *f, const kr_trace_t *t, int colour);
+void kr_render_hops(FILE *f, const kr_trace_t *t, int colour);
+/* The tree and the hops as one JSON document (a new reference). */
+json_t *kr_trace_json(const kr_trace_t *t);
+
+#endif

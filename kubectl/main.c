@@ -1,0 +1,92 @@
+/*
+ * main.c - kubectl-ripple, a kubectl plugin (docs/kubectl-ripple.md): changes
+ * that carry a fresh root CPID (apply, scale, patch, delete), and the
+ * cascades they cause, from the trace server (trace, last).
+ *
+ * kubectl runs it as `kubectl ripple ...` when it is on PATH. Exit status: 0
+ * done, 1 the cluster or the trace server said no (the message says why), 2
+ * a usage error.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kr.h"
+
+static int print_trace(const kr_args_t *a, const char *cpid) {
+  char err[1024];
+  kr_answers_t ans;
+  kr_trace_t t;
+  int rc = kr_tserver_fetch(kr_args_server(a), cpid, &ans, err, sizeof err);
+  if (rc == RIPPLE_OK) {
+    rc = kr_trace_build(&ans, &t, err, sizeof err);
+    kr_answers_free(&ans);
+  }
+  if (rc != RIPPLE_OK) {
+    fprintf(stderr, "error: %s\n", err);
+    return 1;
+  }
+  if (a->json) {
+    json_t *j = kr_trace_json(&t);
+    rc = j ? json_dumpf(j, stdout, JSON_INDENT(2)) : -1;
+    json_decref(j);
+    fputc('\n', stdout);
+  } else {
+    int colour = kr_want_colour(STDOUT_FILENO);
+    kr_render_tree(stdout, &t, colour);
+    kr_render_hops(stdout, &t, colour);
+  }
+  kr_trace_free(&t);
+  if (rc != 0) fprintf(stderr, "error: out of memory writing the trace\n");
+  return fflush(stdout) == 0 && rc == 0 ? 0 : 1;
+}
+
+/* The commands that talk to the cluster, with a client as kubectl would make it. */
+static int with_cluster(const kr_args_t *a) {
+  char err[1024];
+  ripple_kube_config_opts_t co = {a->kubeconfig, a->context, a->namespace_, 0};
+  ripple_kube_config_t *cfg;
+  if (ripple_kube_config_load(&co, &cfg, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "error: %s\n", err);
+    return 1;
+  }
+  ripple_kube_client_opts_t clo = {.user_agent = "kubectl-ripple/" RIPPLE_VERSION_STRING};
+  kr_kube_t k = {NULL, ripple_kube_config_namespace(cfg)};
+  int rc = ripple_kube_client_new(cfg, &clo, &k.kc);
+  if (rc != RIPPLE_OK) {
+    ripple_kube_config_free(cfg);
+    fprintf(stderr, "error: cannot make a Kubernetes client: %s\n", ripple_kube_strerror(rc));
+    return 1;
+  }
+  char cpid[RIPPLE_CPID_STRLEN + 1];
+  switch (a->cmd) {
+    case KR_CMD_APPLY: rc = kr_apply(&k, a, stdout, err, sizeof err); break;
+    case KR_CMD_SCALE: rc = kr_scale(&k, a, stdout, err, sizeof err); break;
+    case KR_CMD_PATCH: rc = kr_patch(&k, a, stdout, err, sizeof err); break;
+    case KR_CMD_DELETE: rc = kr_delete(&k, a, stdout, err, sizeof err); break;
+    default: rc = kr_last_cpid(&k, a, cpid, err, sizeof err); break;
+  }
+  ripple_kube_client_free(k.kc);
+  ripple_kube_config_free(cfg);
+  if (rc != RIPPLE_OK) {
+    fprintf(stderr, "error: %s\n", err);
+    return 1;
+  }
+  return a->cmd == KR_CMD_LAST ? print_trace(a, cpid) : 0;
+}
+
+int main(int argc, char **argv) {
+  ripple_log_setup("kubectl-ripple", RIPPLE_LOG_WARN, NULL, NULL);
+  kr_args_t a;
+  char err[512];
+  if (kr_args_parse(argc, argv, &a, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "error: %s\n", err);
+    return 2;
+  }
+  switch (a.cmd) {
+    case KR_CMD_HELP: kr_usage(stdout); return 0;
+    case KR_CMD_VERSION: printf("kubectl-ripple %s\n", RIPPLE_VERSION_STRING); return 0;
+    case KR_CMD_TRACE: return print_trace(&a, a.cpid);
+    default: return with_cluster(&a);
+  }
+}

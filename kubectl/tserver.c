@@ -1,0 +1,131 @@
+/*
+ * tserver.c - reading a trace from ripple-server (docs/api.md): the related
+ * CPIDs, their mergelogs (the merge graph's edges) and their spans, over
+ * libcurl. A reader token, when the server wants one, comes from
+ * $RIPPLE_READER_TOKEN.
+ */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kr.h"
+
+#define KR_ANSWER_MAX (512u << 20)
+
+typedef struct body {
+  char *p;
+  size_t len;
+  int too_big;
+} body_t;
+
+static size_t collect(char *p, size_t size, size_t n, void *ud) {
+  body_t *b = ud;
+  size_t add = size * n;
+  if (b->len + add > KR_ANSWER_MAX) {
+    b->too_big = 1;
+    return 0;
+  }
+  char *grown = realloc(b->p, b->len + add + 1);
+  if (!grown) return 0;
+  memcpy(grown + b->len, p, add);
+  b->len += add;
+  grown[b->len] = '\0';
+  b->p = grown;
+  return add;
+}
+
+/* The "error" of an error answer, or the start of the body. */
+static void answer_error(const body_t *b, char *out, size_t cap) {
+  json_t *j = b->p ? json_loadb(b->p, b->len, 0, NULL) : NULL;
+  const char *e = json_string_value(json_object_get(j, "error"));
+  snprintf(out, cap, "%.200s", e ? e : b->p ? b->p : "");
+  json_decref(j);
+}
+
+static int get(const char *base, const char *cpid, const char *what, json_t **out, char *err,
+               size_t cap) {
+  char url[1024];
+  size_t blen = strlen(base);
+  while (blen && base[blen - 1] == '/') blen--;
+  snprintf(url, sizeof url, "%.*s/v1/cpids/%s/%s", (int)blen, base, cpid, what);
+  CURL *c = curl_easy_init();
+  if (!c) return RIPPLE_ENOMEM;
+  body_t b = {0};
+  struct curl_slist *h = NULL;
+  const char *token = getenv("RIPPLE_READER_TOKEN");
+  char auth[1100];
+  if (token && *token) {
+    snprintf(auth, sizeof auth, "Authorization: Bearer %.1000s", token);
+    h = curl_slist_append(h, auth);
+  }
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+  CURLcode cc = curl_easy_perform(c);
+  long status = 0;
+  if (cc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  int rc = RIPPLE_OK;
+  char msg[256];
+  if (cc != CURLE_OK) {
+    snprintf(err, cap, "cannot reach the trace server at %s: %s (set --server or $RIPPLE_SERVER)",
+             base, b.too_big ? "the answer is too large" : curl_easy_strerror(cc));
+    rc = RIPPLE_ESYS;
+  } else if (status == 404) {
+    snprintf(err, cap,
+             "the trace server at %s does not know cpid %s (yet: the webhook ships within a "
+             "second; or the change was not traced)",
+             base, cpid);
+    rc = RIPPLE_ENOENT;
+  } else if (status != 200) {
+    answer_error(&b, msg, sizeof msg);
+    snprintf(err, cap, "GET %s: HTTP %ld: %s", url, status, msg);
+    rc = RIPPLE_ESYS;
+  } else {
+    json_error_t je;
+    *out = json_loadb(b.p ? b.p : "", b.len, 0, &je);
+    if (!*out) {
+      snprintf(err, cap, "GET %s: the answer is not JSON: %s", url, je.text);
+      rc = RIPPLE_EJSON;
+    }
+  }
+  free(b.p);
+  return rc;
+}
+
+int kr_tserver_fetch(const char *base, const char *cpid, kr_answers_t *out, char *err, size_t cap) {
+  ripple_cpid_t id;
+  if (ripple_cpid_parse(cpid, strlen(cpid), &id) != RIPPLE_OK) {
+    snprintf(err, cap, "\"%s\" is not a CPID (a UUID like 3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60)",
+             cpid);
+    return RIPPLE_EINVAL;
+  }
+  char canon[RIPPLE_CPID_STRLEN + 1];
+  ripple_cpid_format(&id, canon);
+  static int once;
+  if (!once++) curl_global_init(CURL_GLOBAL_DEFAULT);
+  kr_answers_t a = {0};
+  int rc = get(base, canon, "related", &a.related, err, cap);
+  if (rc == RIPPLE_OK) rc = get(base, canon, "mergelogs", &a.mergelogs, err, cap);
+  if (rc == RIPPLE_OK) rc = get(base, canon, "spans", &a.spans, err, cap);
+  if (rc != RIPPLE_OK) {
+    kr_answers_free(&a);
+    return rc;
+  }
+  *out = a;
+  return RIPPLE_OK;
+}
+
+void kr_answers_free(kr_answers_t *a) {
+  if (!a) return;
+  json_decref(a->related);
+  json_decref(a->mergelogs);
+  json_decref(a->spans);
+  memset(a, 0, sizeof *a);
+}

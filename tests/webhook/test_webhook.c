@@ -1,0 +1,766 @@
+/*
+ * test_webhook.c - the webhook's engine without a cluster: AdmissionReview
+ * bodies in, answers, mergelogs and spans out, with related objects served
+ * from hand-built JSON instead of informers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "wh.h"
+
+/* ---- a lookup over a fixed set of objects -------------------------------- */
+
+#define OBJS_MAX 16
+typedef struct world {
+  json_t *objs[OBJS_MAX];
+  char *text[OBJS_MAX]; /* each object's text as the test wrote it */
+  size_t n;
+} world_t;
+
+static const char *jstr(const json_t *o, const char *a, const char *b) {
+  const json_t *v = json_object_get(o, a);
+  if (b) v = json_object_get(v, b);
+  return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static json_t *w_get(void *ud, const char *kind, const char *ns, const char *name) {
+  world_t *w = ud;
+  for (size_t i = 0; i < w->n; i++)
+    if (!strcmp(jstr(w->objs[i], "kind", NULL), kind) &&
+        !strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) &&
+        !strcmp(jstr(w->objs[i], "metadata", "name"), name))
+      return json_deep_copy(w->objs[i]);
+  return NULL;
+}
+
+static void w_by_owner(void *ud, const char *kind, const char *uid, wh_each_fn fn, void *fud) {
+  world_t *w = ud;
+  for (size_t i = 0; i < w->n; i++) {
+    if (strcmp(jstr(w->objs[i], "kind", NULL), kind) != 0) continue;
+    const json_t *refs =
+        json_object_get(json_object_get(w->objs[i], "metadata"), "ownerReferences");
+    size_t k;
+    const json_t *ref;
+    json_array_foreach(refs, k, ref) {
+      if (!strcmp(jstr(ref, "uid", NULL), uid)) {
+        json_t *copy = json_deep_copy(w->objs[i]);
+        fn(fud, copy);
+        json_decref(copy);
+      }
+    }
+  }
+}
+
+/* Only "k=v" selectors, as the engine makes them for one-label Services. */
+static void w_select(void *ud, const char *kind, const char *ns, const char *sel, wh_each_fn fn,
+                     void *fud) {
+  world_t *w = ud;
+  char k[64], v[64];
+  assert_int_equal(sscanf(sel, "%63[^=]=%63s", k, v), 2);
+  for (size_t i = 0; i < w->n; i++) {
+    const json_t *labels = json_object_get(json_object_get(w->objs[i], "metadata"), "labels");
+    if (strcmp(jstr(w->objs[i], "kind", NULL), kind) != 0 ||
+        strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) != 0 ||
+        strcmp(jstr(labels, k, NULL), v) != 0)
+      continue;
+    json_t *copy = json_deep_copy(w->objs[i]);
+    fn(fud, copy);
+    json_decref(copy);
+  }
+}
+
+static void world_add(world_t *w, const char *json) {
+  json_error_t je;
+  json_t *o = json_loads(json, 0, &je);
+  if (!o) fail_msg("bad test object: %s: %s", je.text, json);
+  assert_true(w->n < OBJS_MAX);
+  w->text[w->n] = strdup(json);
+  w->objs[w->n++] = o;
+}
+
+/* The same world as text, as the informers serve it (the program's lookup):
+ * each text is handed over from a copy freed right after the call, so a
+ * callback that kept it would be caught by ASan. */
+static void w_text(const world_t *w, size_t i, wh_text_fn fn, void *fud) {
+  char *copy = strdup(w->text[i]);
+  fn(fud, copy, strlen(copy));
+  free(copy);
+}
+
+static void w_get_text(void *ud, const char *kind, const char *ns, const char *name, wh_text_fn fn,
+                       void *fud) {
+  world_t *w = ud;
+  for (size_t i = 0; i < w->n; i++)
+    if (!strcmp(jstr(w->objs[i], "kind", NULL), kind) &&
+        !strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) &&
+        !strcmp(jstr(w->objs[i], "metadata", "name"), name))
+      w_text(w, i, fn, fud);
+}
+
+static void w_by_owner_text(void *ud, const char *kind, const char *uid, wh_text_fn fn, void *fud) {
+  world_t *w = ud;
+  for (size_t i = 0; i < w->n; i++) {
+    if (strcmp(jstr(w->objs[i], "kind", NULL), kind) != 0) continue;
+    const json_t *refs =
+        json_object_get(json_object_get(w->objs[i], "metadata"), "ownerReferences");
+    size_t k;
+    const json_t *ref;
+    json_array_foreach(refs, k, ref) {
+      if (!strcmp(jstr(ref, "uid", NULL), uid)) w_text(w, i, fn, fud);
+    }
+  }
+}
+
+static void w_select_text(void *ud, const char *kind, const char *ns, const char *sel,
+                          wh_text_fn fn, void *fud) {
+  world_t *w = ud;
+  char k[64], v[64];
+  assert_int_equal(sscanf(sel, "%63[^=]=%63s", k, v), 2);
+  for (size_t i = 0; i < w->n; i++) {
+    const json_t *labels = json_object_get(json_object_get(w->objs[i], "metadata"), "labels");
+    if (!strcmp(jstr(w->objs[i], "kind", NULL), kind) &&
+        !strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) && !strcmp(jstr(labels, k, NULL), v))
+      w_text(w, i, fn, fud);
+  }
+}
+
+/* ---- fixture -------------------------------------------------------------- */
+
+typedef struct fx {
+  capture_t *cap;
+  world_t world;
+  wh_users_t users;
+  wh_t *w;
+  json_t *answer; /* the last 200 answer */
+  char patch[2048];
+} fx_t;
+
+/* trees: serve related objects through the tree lookup (older callers),
+ * else as text (the program's way). */
+static int setup_lookup(void **state, int trees) {
+  fx_t *f = calloc(1, sizeof *f);
+  f->cap = capture_new(42);
+  ripple_tracer_opts_t to = capture_opts(f->cap, "x", 10);
+  wh_opts_t o = {.max_ancestors = 10, .nexclude_ns = 1, .sink = to.sink};
+  o.exclude_ns[0] = "ripple-system";
+  if (trees)
+    o.lookup = (wh_lookup_t){w_get, w_by_owner, w_select, &f->world};
+  else
+    o.text_lookup = (wh_text_lookup_t){w_get_text, w_by_owner_text, w_select_text, &f->world};
+  o.users = &f->users;
+  o.clock_ns = to.clock_ns, o.random = to.random, o.hook_ud = to.hook_ud;
+  assert_int_equal(wh_new(&o, &f->w), RIPPLE_OK);
+  *state = f;
+  return 0;
+}
+
+static int setup(void **state) { return setup_lookup(state, 0); }
+static int setup_trees(void **state) { return setup_lookup(state, 1); }
+
+static int teardown(void **state) {
+  fx_t *f = *state;
+  wh_free(f->w);
+  for (size_t i = 0; i < f->world.n; i++) json_decref(f->world.objs[i]), free(f->world.text[i]);
+  json_decref(f->answer);
+  free(f->cap);
+  free(f);
+  return 0;
+}
+
+static int b64val(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+static void b64decode(const char *s, char *out, size_t cap) {
+  size_t n = 0;
+  unsigned acc = 0;
+  int bits = 0;
+  for (; *s && *s != '='; s++) {
+    int v = b64val(*s);
+    assert_true(v >= 0);
+    acc = acc << 6 | (unsigned)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      assert_true(n + 1 < cap);
+      out[n++] = (char)((acc >> bits) & 0xff);
+    }
+  }
+  out[n] = '\0';
+}
+
+/* An AdmissionReview from its parts; object/old are JSON text or "null". */
+static void review(char *buf, size_t cap, const char *op, const char *user, const char *kind,
+                   const char *resource, const char *sub, const char *ns, const char *name,
+                   const char *object, const char *old) {
+  int n = snprintf(buf, cap,
+                   "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                   "\"request\":{\"uid\":\"req-1\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
+                   "\"kind\":\"%s\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
+                   "\"resource\":\"%s\"},\"subResource\":\"%s\",\"namespace\":\"%s\","
+                   "\"name\":\"%s\",\"operation\":\"%s\",\"userInfo\":{\"username\":\"%s\"},"
+                   "\"object\":%s,\"oldObject\":%s,\"dryRun\":false}}",
+                   kind, resource, sub, ns, name, op, user, object, old);
+  assert_true(n > 0 && (size_t)n < cap);
+}
+
+/* Post a body; 200 expected. f->patch is the decoded patch ("" if none). */
+static void post(fx_t *f, const char *body) {
+  sbuf_t out;
+  sbuf_init(&out);
+  assert_int_equal(wh_handle(f->w, body, strlen(body), &out), 200);
+  json_decref(f->answer);
+  f->answer = json_loadb(out.p, out.len, 0, NULL);
+  assert_non_null(f->answer);
+  sbuf_free(&out);
+  const json_t *resp = json_object_get(f->answer, "response");
+  assert_string_equal(jstr(resp, "uid", NULL), "req-1");
+  assert_true(json_is_true(json_object_get(resp, "allowed")));
+  f->patch[0] = '\0';
+  const char *p = jstr(resp, "patch", NULL);
+  if (*p) {
+    assert_string_equal(jstr(resp, "patchType", NULL), "JSONPatch");
+    b64decode(p, f->patch, sizeof f->patch);
+  }
+}
+
+static const char *warning(fx_t *f) {
+  const json_t *w = json_object_get(json_object_get(f->answer, "response"), "warnings");
+  return json_is_array(w) ? json_string_value(json_array_get(w, 0)) : NULL;
+}
+
+static void fmt(const ripple_cpid_t *id, char *out) { ripple_cpid_format(id, out); }
+
+static const char *attr(const cap_span_t *s, const char *key) {
+  for (size_t i = 0; i < s->nattrs && i < 8; i++)
+    if (!strcmp(s->attr_key[i], key)) return s->attr_val[i];
+  return NULL;
+}
+
+#define X_CPID "3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60"
+#define S_CPID "0c9d2b1a-1111-4222-8333-444455556666"
+#define P_CPID "77aa2b1a-1111-4222-8333-444455556666"
+
+/* ---- bad input ------------------------------------------------------------ */
+
+static void expect_400(fx_t *f, const char *body, const char *needle) {
+  sbuf_t out;
+  sbuf_init(&out);
+  assert_int_equal(wh_handle(f->w, body, strlen(body), &out), 400);
+  sbuf_putc(&out, '\0');
+  json_t *j = json_loads(out.p, 0, NULL);
+  assert_non_null(j);
+  const char *msg = jstr(j, "error", NULL);
+  if (!strstr(msg, needle)) fail_msg("error '%s' does not mention '%s'", msg, needle);
+  json_decref(j);
+  sbuf_free(&out);
+}
+
+static void test_bad_requests(void **state) {
+  fx_t *f = *state;
+  expect_400(f, "", "not JSON");
+  expect_400(f, "{\"kind\":", "not JSON");
+  expect_400(f, "[]", "JSON object");
+  expect_400(f, "{\"kind\":\"Pod\"}", "AdmissionReview");
+  expect_400(f, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1beta1\"}",
+             "admission.k8s.io/v1");
+  expect_400(f, "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\"}", "request");
+  expect_400(f,
+             "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\",\"request\":"
+             "{\"uid\":\"\"}}",
+             "request.uid");
+  expect_400(f,
+             "{\"kind\":\"AdmissionReview\",\"apiVersion\":\"admission.k8s.io/v1\",\"request\":"
+             "{\"uid\":\"u\",\"operation\":\"PATCH\"}}",
+             "request.operation");
+  char body[4096];
+  review(body, sizeof body, "CREATE", "kubernetes-admin", "Pod", "pods", "", "d", "p", "[1]",
+         "null");
+  expect_400(f, body, "request.object");
+  /* Duplicate keys are ambiguous: refused, not guessed. */
+  expect_400(f,
+             "{\"kind\":\"AdmissionReview\",\"kind\":\"AdmissionReview\",\"apiVersion\":"
+             "\"admission.k8s.io/v1\"}",
+             "not JSON");
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->bad_requests), 10);
+  assert_int_equal(f->cap->nml + f->cap->nsp, 0);
+}
+
+/* ---- who wrote ----------------------------------------------------------- */
+
+static void test_users(void **state) {
+  (void)state;
+  static const struct {
+    const char *user, *service;
+    wh_actor_t actor;
+  } cases[] = {
+      {"system:serviceaccount:kube-system:deployment-controller", "deployment-controller",
+       WH_ACTOR_CONTROLLER},
+      {"system:serviceaccount:kube-system:endpointslice-controller", "endpointslice-controller",
+       WH_ACTOR_CONTROLLER},
+      {"system:serviceaccount:kube-system:generic-garbage-collector", "generic-garbage-collector",
+       WH_ACTOR_CONTROLLER},
+      {"system:kube-scheduler", "kube-scheduler", WH_ACTOR_CONTROLLER},
+      {"system:kube-controller-manager", "kube-controller-manager", WH_ACTOR_CONTROLLER},
+      {"system:node:kwok-node-0", "kubelet", WH_ACTOR_CONTROLLER},
+      {"kwok-controller", "kwok", WH_ACTOR_CONTROLLER},
+      {"system:apiserver", "kube-apiserver", WH_ACTOR_CONTROLLER},
+      {"kubernetes-admin", "kubernetes-admin", WH_ACTOR_USER},
+      {"alice@example.com", "alice@example.com", WH_ACTOR_USER},
+      {"system:serviceaccount:ci:deployer", "system:serviceaccount:ci:deployer", WH_ACTOR_USER},
+      {"system:serviceaccount:ops:my-operator", "my-operator", WH_ACTOR_CONTROLLER},
+      {"system:node", "system:node", WH_ACTOR_USER}, /* not a node's name */
+      {"", "unknown", WH_ACTOR_USER},
+  };
+  wh_users_t u = {0};
+  assert_int_equal(wh_users_add(&u, "system:serviceaccount:ops:*"), RIPPLE_OK);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char svc[WH_SERVICE_MAX];
+    wh_actor_t a = wh_users_classify(&u, cases[i].user, svc, sizeof svc);
+    if (a != cases[i].actor || strcmp(svc, cases[i].service) != 0)
+      fail_msg("%s: got %d %s, want %d %s", cases[i].user, a, svc, cases[i].actor,
+               cases[i].service);
+  }
+  for (int i = 1; i < WH_USERS_EXTRA_MAX; i++) wh_users_add(&u, "x");
+  assert_int_equal(wh_users_add(&u, "y"), RIPPLE_ERANGE);
+}
+
+/* ---- root changes --------------------------------------------------------- */
+
+static void test_root_fresh(void **state) {
+  fx_t *f = *state;
+  char body[4096];
+  review(body, sizeof body, "CREATE", "kubernetes-admin", "Deployment", "deployments", "", "d",
+         "web", "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\"}}",
+         "null");
+  post(f, body);
+  assert_int_equal(f->cap->nml, 1);
+  const cap_mergelog_t *ml = &f->cap->ml[0];
+  assert_int_equal(ml->nsources, 0);
+  assert_string_equal(ml->component, "kubernetes-admin");
+  char id[40], want[256];
+  fmt(&ml->cpid, id);
+  snprintf(want, sizeof want, "ripple: cpid %s", id);
+  assert_string_equal(warning(f), want);
+  snprintf(want, sizeof want,
+           "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{"
+           "\"cpid.ripple.dev/deployment\":\"1;%s\"}}]",
+           id);
+  assert_string_equal(f->patch, want);
+  assert_int_equal(f->cap->nsp, 1);
+  const cap_span_t *sp = &f->cap->sp[0];
+  assert_true(ripple_cpid_equal(&sp->cpid, &ml->cpid));
+  assert_string_equal(sp->service, "kubernetes-admin");
+  assert_string_equal(sp->name, "create deployments");
+  assert_string_equal(attr(sp, "kind"), "Deployment");
+  assert_string_equal(attr(sp, "namespace"), "d");
+  assert_string_equal(attr(sp, "name"), "web");
+  assert_string_equal(attr(sp, "operation"), "CREATE");
+  assert_string_equal(attr(sp, "user"), "kubernetes-admin");
+  assert_non_null(attr(sp, "uid"));
+  assert_non_null(attr(sp, "resourceVersion"));
+  assert_null(attr(sp, "subresource"));
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->roots), 1);
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->patched), 1);
+}
+
+static void test_root_client_cpid(void **state) {
+  fx_t *f = *state;
+  char body[4096];
+  /* kubectl ripple set X in this write (the stored object had S): kept. */
+  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d",
+         "web",
+         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+         "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}",
+         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+         "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" S_CPID "\"}}}");
+  post(f, body);
+  assert_string_equal(f->patch, "");
+  assert_string_equal(warning(f), "ripple: cpid " X_CPID);
+  assert_int_equal(f->cap->nml, 1);
+  char id[40];
+  fmt(&f->cap->ml[0].cpid, id);
+  assert_string_equal(id, X_CPID);
+  assert_int_equal(f->cap->ml[0].nsources, 0);
+  /* The same annotation carried over from the stored object is not the
+   * client's: a fresh root replaces it. */
+  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d",
+         "web",
+         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+         "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}",
+         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+         "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}");
+  post(f, body);
+  assert_int_equal(f->cap->nml, 2);
+  fmt(&f->cap->ml[1].cpid, id);
+  assert_string_not_equal(id, X_CPID);
+  assert_non_null(strstr(f->patch, id));
+  assert_non_null(
+      strstr(f->patch, "\"path\":\"/metadata/annotations/cpid.ripple.dev~1deployment\""));
+  /* A client context that claims ancestors is cut to a root. */
+  review(body, sizeof body, "CREATE", "alice", "Service", "services", "", "d", "svc",
+         "{\"kind\":\"Service\",\"metadata\":{\"name\":\"svc\",\"namespace\":\"d\","
+         "\"annotations\":{\"cpid.ripple.dev/service\":\"1;" S_CPID ";" P_CPID "\"}}}",
+         "null");
+  post(f, body);
+  assert_string_equal(warning(f), "ripple: cpid " S_CPID);
+  assert_non_null(strstr(f->patch, "\"1;" S_CPID "\""));
+}
+
+static void test_root_hostile_annotation(void **state) {
+  fx_t *f = *state;
+  char body[4096];
+  review(body, sizeof body, "CREATE", "mallory", "Pod", "pods", "", "d", "p",
+         "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"d\",\"annotations\":{"
+         "\"cpid.ripple.dev/pod\":\"1;not-a-cpid\\\"},{\"}}}",
+         "null");
+  post(f, body);
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->bad_annotations), 1);
+  assert_int_equal(f->cap->nml, 1); /* a fresh root */
+  char id[40], want[256];
+  fmt(&f->cap->ml[0].cpid, id);
+  snprintf(want, sizeof want,
+           "[{\"op\":\"add\",\"path\":\"/metadata/annotations/cpid.ripple.dev~1pod\","
+           "\"value\":\"1;%s\"}]",
+           id);
+  assert_string_equal(f->patch, want);
+}
+
+/* ---- controllers ------------------------------------------------------------ */
+
+static void test_pod_create_inherits_owner(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world,
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","
+            "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"annotations\":{\"cpid.ripple.dev/"
+            "replicaset\":\"1;" X_CPID
+            "\"}},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":"
+            "\"web\"}}}}");
+  char body[4096];
+  review(body, sizeof body, "CREATE", "system:serviceaccount:kube-system:replicaset-controller",
+         "Pod", "pods", "", "d", "",
+         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"web-1-\","
+         "\"namespace\":\"d\",\"labels\":{\"app\":\"web\"},\"ownerReferences\":[{\"apiVersion\":"
+         "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\","
+         "\"controller\":true}]}}",
+         "null");
+  post(f, body);
+  assert_null(warning(f));
+  assert_string_equal(f->patch,
+                      "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{"
+                      "\"cpid.ripple.dev/pod\":\"1;" X_CPID "\"}}]");
+  assert_int_equal(f->cap->nml, 0); /* one source: inherited, no mergelog */
+  assert_int_equal(f->cap->nsp, 1);
+  assert_string_equal(f->cap->sp[0].service, "replicaset-controller");
+  assert_string_equal(f->cap->sp[0].name, "create pods");
+  char id[40];
+  fmt(&f->cap->sp[0].cpid, id);
+  assert_string_equal(id, X_CPID);
+}
+
+static void test_binding(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-a\","
+            "\"namespace\":\"d\",\"uid\":\"pod-uid\",\"annotations\":{\"cpid.ripple.dev/pod\":"
+            "\"1;" X_CPID "\"}}}");
+  char body[4096];
+  const char *binding =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"web-1-a\","
+      "\"namespace\":\"d\"},\"target\":{\"kind\":\"Node\",\"name\":\"n0\"}}";
+  review(body, sizeof body, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d",
+         "web-1-a", binding, "null");
+  post(f, body);
+  assert_string_equal(f->patch, ""); /* the Pod already carries the context */
+  assert_int_equal(f->cap->nsp, 1);
+  const cap_span_t *sp = &f->cap->sp[0];
+  assert_string_equal(sp->name, "create pods/binding");
+  assert_string_equal(sp->service, "kube-scheduler");
+  assert_string_equal(attr(sp, "kind"), "Pod");
+  assert_string_equal(attr(sp, "uid"), "pod-uid");
+  assert_string_equal(attr(sp, "subresource"), "binding");
+  char id[40];
+  fmt(&sp->cpid, id);
+  assert_string_equal(id, X_CPID);
+  /* A Pod with a malformed context: the Binding carries a good one, under
+   * the Pod's key, and the API server copies it onto the Pod. */
+  json_object_set_new(json_object_get(json_object_get(f->world.objs[0], "metadata"), "annotations"),
+                      "cpid.ripple.dev/pod", json_string("garbage"));
+  world_add(&f->world,
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","
+            "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"annotations\":{\"cpid.ripple.dev/"
+            "replicaset\":\"1;" S_CPID "\"}}}");
+  review(body, sizeof body, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d",
+         "web-1-b", binding, "null");
+  post(f, body);
+  assert_string_equal(f->patch, ""); /* web-1-b is unknown: nothing to say */
+  assert_int_equal(f->cap->nsp, 1);
+}
+
+/* The scheduler binds a Pod before the informer has it: its create's context,
+ * remembered under its generateName, is the binding's. */
+static void test_binding_before_informer(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world,
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","
+            "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"annotations\":{\"cpid.ripple.dev/"
+            "replicaset\":\"1;" X_CPID "\"}}}");
+  char body[4096];
+  review(body, sizeof body, "CREATE", "system:serviceaccount:kube-system:replicaset-controller",
+         "Pod", "pods", "", "d", "",
+         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"web-1-\","
+         "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+         "\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\",\"controller\":true}]}}",
+         "null");
+  post(f, body);
+  assert_int_equal(f->cap->nsp, 1);
+  const char *binding =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"web-1-x7k2q\","
+      "\"namespace\":\"d\"},\"target\":{\"kind\":\"Node\",\"name\":\"n0\"}}";
+  review(body, sizeof body, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d",
+         "web-1-x7k2q", binding, "null");
+  post(f, body);
+  assert_string_equal(f->patch, ""); /* the Pod was created with it */
+  assert_int_equal(f->cap->nsp, 2);
+  char id[40];
+  fmt(&f->cap->sp[1].cpid, id);
+  assert_string_equal(id, X_CPID);
+  assert_string_equal(f->cap->sp[1].name, "create pods/binding");
+  /* Another prefix, or a name that is not prefix and 5 characters: unknown. */
+  const char *names[] = {"web-2-x7k2q", "web-1-x7k2", "web-1-x7k2qq"};
+  for (int i = 0; i < 3; i++) {
+    review(body, sizeof body, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d",
+           names[i], binding, "null");
+    post(f, body);
+    assert_int_equal(f->cap->nsp, 2);
+  }
+}
+
+static const char *svc_json =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\",\"namespace\":"
+    "\"d\",\"uid\":\"svc-uid\",\"annotations\":{\"cpid.ripple.dev/service\":\"1;" S_CPID
+    "\"}},"
+    "\"spec\":{\"selector\":{\"app\":\"web\"}}}";
+
+static void add_pods(fx_t *f) {
+  for (int i = 0; i < 3; i++) {
+    char buf[512];
+    snprintf(buf, sizeof buf,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-%d\","
+             "\"namespace\":\"d\",\"uid\":\"p%d\",\"labels\":{\"app\":\"%s\"},\"annotations\":{"
+             "\"cpid.ripple.dev/pod\":\"1;" P_CPID "\"}}}",
+             i, i, i == 2 ? "other" : "web");
+    world_add(&f->world, buf);
+  }
+}
+
+static void test_endpoints_merge(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world, svc_json);
+  add_pods(f);
+  char body[4096], obj[1024];
+  snprintf(obj, sizeof obj, "%s",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"web\","
+           "\"namespace\":\"d\",\"uid\":\"ep-uid\",\"resourceVersion\":\"7\"}}");
+  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:endpoint-controller",
+         "Endpoints", "endpoints", "", "d", "web", obj, obj);
+  post(f, body);
+  assert_int_equal(f->cap->nml, 1);
+  const cap_mergelog_t *ml = &f->cap->ml[0];
+  ripple_cpid_t s, p;
+  assert_int_equal(ripple_cpid_parse(S_CPID, 36, &s), RIPPLE_OK);
+  assert_int_equal(ripple_cpid_parse(P_CPID, 36, &p), RIPPLE_OK);
+  assert_int_equal(ml->nsources, 2);
+  assert_true(mergelog_has_source(ml, &s) && mergelog_has_source(ml, &p));
+  assert_string_equal(ml->component, "endpoint-controller");
+  char id[40];
+  fmt(&ml->cpid, id);
+  assert_non_null(strstr(f->patch, id));
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->merges), 1);
+  assert_string_equal(attr(&f->cap->sp[0], "resourceVersion"), "7");
+  /* The controller writes again with what the webhook gave it: unchanged. */
+  json_t *ep = json_loads(obj, 0, NULL), *ann = json_object();
+  char val[200];
+  snprintf(val, sizeof val, "1;%s;%s,%s", id, S_CPID, P_CPID);
+  json_object_set_new(ann, "cpid.ripple.dev/endpoints", json_string(val));
+  json_object_set_new(json_object_get(ep, "metadata"), "annotations", ann);
+  char *ept = json_dumps(ep, JSON_COMPACT);
+  json_decref(ep);
+  /* Its stored context, as the webhook wrote it: the ancestors the merge kept. */
+  char mine[600];
+  snprintf(mine, sizeof mine, "%s", ept);
+  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:endpoint-controller",
+         "Endpoints", "endpoints", "", "d", "web", mine, mine);
+  free(ept);
+  post(f, body);
+  assert_int_equal(f->cap->nml, 1); /* no new mergelog */
+  assert_string_equal(f->patch, "");
+  fmt(&f->cap->sp[1].cpid, val);
+  assert_string_equal(val, id);
+}
+
+static void test_endpointslice_and_status(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world, svc_json);
+  add_pods(f);
+  char body[4096];
+  review(body, sizeof body, "CREATE", "system:serviceaccount:kube-system:endpointslice-controller",
+         "EndpointSlice", "endpointslices", "", "d", "",
+         "{\"apiVersion\":\"discovery.k8s.io/v1\",\"kind\":\"EndpointSlice\",\"metadata\":{"
+         "\"generateName\":\"web-\",\"namespace\":\"d\",\"labels\":{\"kubernetes.io/"
+         "service-name\":\"web\"}}}",
+         "null");
+  post(f, body);
+  assert_int_equal(f->cap->nml, 1);
+  assert_int_equal(f->cap->ml[0].nsources, 2);
+  /* A ReplicaSet's status: its children. Pods of P under a ReplicaSet of P:
+   * nothing to merge, nothing to patch. */
+  world_add(&f->world,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"c1\",\"namespace\":"
+            "\"d\",\"uid\":\"c1\",\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\","
+            "\"uid\":\"rs-2\",\"controller\":true}],\"annotations\":{\"cpid.ripple.dev/pod\":"
+            "\"1;" X_CPID ";" P_CPID "\"}}}");
+  const char *rs =
+      "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
+      "\"namespace\":\"d\",\"uid\":\"rs-2\",\"annotations\":{\"cpid.ripple.dev/replicaset\":"
+      "\"1;" P_CPID "\"}}}";
+  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:replicaset-controller",
+         "ReplicaSet", "replicasets", "status", "d", "rs", rs, rs);
+  post(f, body);
+  /* X descends from P: X is reused, no mergelog. */
+  assert_int_equal(f->cap->nml, 1);
+  assert_non_null(strstr(f->patch, "\"1;" X_CPID ";" P_CPID "\""));
+  assert_string_equal(f->cap->sp[1].name, "update replicasets/status");
+  assert_string_equal(attr(&f->cap->sp[1], "subresource"), "status");
+  /* A Deployment's status keeps its context (see decide.c). */
+  const char *dep =
+      "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"dep\","
+      "\"namespace\":\"d\",\"uid\":\"dep-1\",\"annotations\":{\"cpid.ripple.dev/deployment\":"
+      "\"1;" S_CPID "\"}}}";
+  world_add(&f->world,
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"dep-1\","
+            "\"namespace\":\"d\",\"uid\":\"rs-3\",\"ownerReferences\":[{\"kind\":\"Deployment\","
+            "\"name\":\"dep\",\"uid\":\"dep-1\",\"controller\":true}],\"annotations\":{"
+            "\"cpid.ripple.dev/replicaset\":\"1;" X_CPID "\"}}}");
+  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:deployment-controller",
+         "Deployment", "deployments", "status", "d", "dep", dep, dep);
+  post(f, body);
+  assert_string_equal(f->patch, "");
+  assert_int_equal(f->cap->nml, 1);
+  assert_int_equal(f->cap->nsp, 3);
+}
+
+static void test_bad_annotation_no_sources(void **state) {
+  fx_t *f = *state;
+  char body[4096];
+  const char *cm =
+      "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\",\"namespace\":\"d\","
+      "\"annotations\":{\"cpid.ripple.dev/configmap\":17}}}";
+  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:some-controller",
+         "ConfigMap", "configmaps", "", "d", "c", cm, cm);
+  post(f, body);
+  assert_string_equal(f->patch,
+                      "[{\"op\":\"remove\",\"path\":\"/metadata/annotations/cpid.ripple.dev~1"
+                      "configmap\"}]");
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->bad_annotations), 1);
+  assert_int_equal(f->cap->nsp, 0); /* nothing to tag a span with */
+}
+
+static void test_exclusions_and_dry_run(void **state) {
+  fx_t *f = *state;
+  char body[4096];
+  const char *lease = "{\"kind\":\"Lease\",\"metadata\":{\"name\":\"l\",\"namespace\":\"d\"}}";
+  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Lease", "leases", "", "d", "l", lease,
+         lease);
+  post(f, body);
+  const char *pod =
+      "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ripple-system\"}}";
+  review(body, sizeof body, "CREATE", "kubernetes-admin", "Pod", "pods", "", "ripple-system", "p",
+         pod, "null");
+  post(f, body);
+  assert_string_equal(f->patch, "");
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->skipped), 2);
+  /* A dry run is answered as usual but sends nothing. */
+  review(body, sizeof body, "CREATE", "kubernetes-admin", "Pod", "pods", "", "d", "p",
+         "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"d\"}}", "null");
+  char *dry = strstr(body, "\"dryRun\":false");
+  assert_non_null(dry);
+  memcpy(dry, "\"dryRun\":true ", 14);
+  post(f, body);
+  assert_non_null(strstr(f->patch, "cpid.ripple.dev/pod"));
+  assert_non_null(warning(f));
+  assert_int_equal(f->cap->nml + f->cap->nsp, 0);
+  /* Scale writes carry nothing, but the root is remembered for the
+   * controller that acts on it. */
+  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Scale", "deployments", "scale", "d",
+         "dep", "{\"kind\":\"Scale\",\"metadata\":{\"name\":\"dep\",\"namespace\":\"d\"}}",
+         "{\"kind\":\"Scale\",\"metadata\":{\"name\":\"dep\",\"namespace\":\"d\"}}");
+  post(f, body);
+  assert_string_equal(f->patch, "");
+  assert_int_equal(f->cap->nml, 1);
+  assert_string_equal(attr(&f->cap->sp[0], "kind"), "Deployment");
+  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:deployment-controller",
+         "ReplicaSet", "replicasets", "", "d", "dep-1",
+         "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"dep-1\","
+         "\"namespace\":\"d\",\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"dep\","
+         "\"uid\":\"dep-uid\",\"controller\":true}]}}",
+         "null");
+  post(f, body);
+  char id[40], want[256];
+  fmt(&f->cap->ml[0].cpid, id);
+  snprintf(want, sizeof want, "1;%s", id);
+  assert_non_null(strstr(f->patch, want));
+}
+
+static void test_idempotent_root_then_children(void **state) {
+  fx_t *f = *state;
+  /* Spans start when their cause was admitted: the clock moves between the
+   * root and the controller's write. */
+  char body[4096];
+  review(body, sizeof body, "UPDATE", "kubernetes-admin", "ReplicaSet", "replicasets", "", "d",
+         "rs", "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\",\"namespace\":\"d\"}}",
+         "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\",\"namespace\":\"d\"}}");
+  post(f, body);
+  int64_t t_root = f->cap->sp[0].end_ns;
+  f->cap->now += 5000000;
+  review(body, sizeof body, "CREATE", "system:serviceaccount:kube-system:replicaset-controller",
+         "Pod", "pods", "", "d", "",
+         "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"d\","
+         "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"u\","
+         "\"controller\":true}]}}",
+         "null");
+  post(f, body);
+  assert_int_equal(f->cap->nsp, 2);
+  assert_true(ripple_cpid_equal(&f->cap->sp[1].cpid, &f->cap->sp[0].cpid));
+  assert_int_equal(f->cap->sp[1].start_ns, t_root);
+  assert_int_equal(f->cap->sp[1].end_ns, t_root + 5000000);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
+      cmocka_unit_test(test_users),
+      cmocka_unit_test_setup_teardown(test_root_fresh, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_root_client_cpid, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_root_hostile_annotation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pod_create_inherits_owner, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_binding, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_binding_before_informer, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_endpoints_merge, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_endpointslice_and_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_bad_annotation_no_sources, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_exclusions_and_dry_run, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_idempotent_root_then_children, setup, teardown),
+      /* The same decisions through a tree lookup. */
+      cmocka_unit_test_setup_teardown(test_pod_create_inherits_owner, setup_trees, teardown),
+      cmocka_unit_test_setup_teardown(test_binding, setup_trees, teardown),
+      cmocka_unit_test_setup_teardown(test_endpoints_merge, setup_trees, teardown),
+      cmocka_unit_test_setup_teardown(test_endpointslice_and_status, setup_trees, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,186 @@
+/*
+ * wh_lab.c - the trace server and the webhook as real processes for lab
+ * tests, and the webhook's registration (wh_lab.h).
+ */
+#include "wh_lab.h"
+
+#include <curl/curl.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "review.h"
+#include "rw_lab.h"
+#include "testutil.h"
+
+static void show_log(const char *path) {
+  FILE *f = fopen(path, "r");
+  char line[1024];
+  while (f && fgets(line, sizeof line, f)) fputs(line, stderr);
+  if (f) fclose(f);
+}
+
+void whlab_spawn(whlab_proc_t *p, char *const argv[]) {
+  p->port = 0;
+  p->pid = fork();
+  assert_true(p->pid >= 0);
+  if (p->pid == 0) {
+    int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, 2) < 0 || !argv[0]) _exit(126);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  char line[1024];
+  for (int tries = 0; !p->port && tries < 3000; tries++) {
+    FILE *f = fopen(p->log, "r");
+    while (f && !p->port && fgets(line, sizeof line, f)) {
+      const char *a = strstr(line, "event=listening") ? strstr(line, "addr=127.0.0.1:") : NULL;
+      if (a) p->port = (unsigned)strtoul(a + 15, NULL, 10);
+    }
+    if (f) fclose(f);
+    if (!p->port) usleep(10000);
+  }
+  if (!p->port) {
+    show_log(p->log);
+    fail_msg("%s did not start (its log is above)", argv[0]);
+  }
+}
+
+void whlab_kill(whlab_proc_t *p) {
+  if (p->pid <= 0) return;
+  kill(p->pid, SIGKILL);
+  waitpid(p->pid, NULL, 0);
+  p->pid = -1;
+}
+
+static size_t sink(char *p, size_t sz, size_t n, void *ud) {
+  if (ud) sbuf_put(ud, p, sz * n);
+  return sz * n;
+}
+
+long whlab_webhook_get(const whlab_t *l, const char *path, char **body) {
+  char url[128];
+  snprintf(url, sizeof url, "https://127.0.0.1:%u%s", l->webhook.port, path);
+  sbuf_t b;
+  sbuf_init(&b);
+  CURL *c = curl_easy_init();
+  assert_non_null(c);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_CAINFO, getenv("RIPPLE_LAB_CA"));
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, body ? &b : NULL);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  long status = 0;
+  if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup(c);
+  if (body) {
+    sbuf_putc(&b, '\0');
+    *body = b.p;
+  } else {
+    sbuf_free(&b);
+  }
+  return status;
+}
+
+static int webhook_ready(void *ud) { return whlab_webhook_get(ud, "/readyz", NULL) == 200; }
+
+/* The lab's CA and webhook certificate: from the environment (scripts/with-lab
+ * exports them) or the lab's state directory. */
+static void pki_env(void) {
+  const char *lab_dir = getenv("RIPPLE_LAB_DIR");
+  static const char *const files[][2] = {{"RIPPLE_LAB_CA", "ca.crt"},
+                                         {"RIPPLE_LAB_WEBHOOK_CERT", "webhook.crt"},
+                                         {"RIPPLE_LAB_WEBHOOK_KEY", "webhook.key"}};
+  for (size_t i = 0; i < 3; i++) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/pki/%s", lab_dir ? lab_dir : "/tmp/ripple-lab", files[i][1]);
+    if (!getenv(files[i][0])) setenv(files[i][0], path, 1);
+    const char *file = getenv(files[i][0]);
+    if (!file || access(file, R_OK) != 0) fail_msg("cannot read %s", file ? file : path);
+  }
+}
+
+void whlab_start(whlab_t *l) {
+  const char *srv_bin = getenv("RIPPLE_SERVER_BIN"), *wh_bin = getenv("RIPPLE_WEBHOOK_BIN");
+  if (!srv_bin || !wh_bin) {
+    fail_msg("RIPPLE_SERVER_BIN and RIPPLE_WEBHOOK_BIN are needed (ctest sets them)");
+    return;
+  }
+  pki_env();
+  snprintf(l->dir, sizeof l->dir, "/tmp/ripple-wh-lab-XXXXXX");
+  assert_non_null(mkdtemp(l->dir));
+  char db[300];
+  snprintf(db, sizeof db, "%s/trace.db", l->dir);
+  snprintf(l->server.log, sizeof l->server.log, "%s/server.log", l->dir);
+  snprintf(l->webhook.log, sizeof l->webhook.log, "%s/webhook.log", l->dir);
+  char *sargv[] = {(char *)srv_bin, "--listen", "127.0.0.1:0", "--db", db, NULL};
+  whlab_spawn(&l->server, sargv);
+  snprintf(l->trace, sizeof l->trace, "http://127.0.0.1:%u", l->server.port);
+  char *wargv[] = {(char *)wh_bin,
+                   "--listen",
+                   "127.0.0.1:0",
+                   "--tls-cert",
+                   getenv("RIPPLE_LAB_WEBHOOK_CERT"),
+                   "--tls-key",
+                   getenv("RIPPLE_LAB_WEBHOOK_KEY"),
+                   "--kubeconfig",
+                   getenv("KUBECONFIG"),
+                   "--trace-server",
+                   l->trace,
+                   NULL};
+  whlab_spawn(&l->webhook, wargv);
+  if (!lab_wait(webhook_ready, l, 60000)) fail_msg("the webhook's informers did not sync");
+  fprintf(stderr, "# logs: %s %s\n", l->server.log, l->webhook.log);
+}
+
+void whlab_register(whlab_t *l, ripple_kube_client_t *kc, const char *name, const char *ns) {
+  FILE *f = fopen(getenv("RIPPLE_LAB_CA"), "rb");
+  assert_non_null(f);
+  char pem[6000], ca_b64[8192];
+  size_t n = fread(pem, 1, sizeof pem, f);
+  fclose(f);
+  sbuf_t b;
+  sbuf_init(&b);
+  wh_base64(&b, pem, n);
+  assert_true(!b.oom && b.len < sizeof ca_b64);
+  memcpy(ca_b64, b.p, b.len);
+  ca_b64[b.len] = '\0';
+  sbuf_free(&b);
+  json_t *cfg = lab_json(
+      "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
+      "\"MutatingWebhookConfiguration\",\"metadata\":{\"name\":\"%s\"},\"webhooks\":[{\"name\":"
+      "\"%s.ripple.local\",\"clientConfig\":{\"url\":\"https://127.0.0.1:%u/mutate\","
+      "\"caBundle\":\"%s\"},\"rules\":[{\"operations\":[\"CREATE\",\"UPDATE\",\"DELETE\"],"
+      "\"apiGroups\":[\"\",\"apps\",\"discovery.k8s.io\"],\"apiVersions\":[\"*\"],\"resources\":["
+      "\"pods\",\"pods/status\",\"pods/binding\",\"services\",\"endpoints\",\"replicasets\","
+      "\"replicasets/status\",\"deployments\",\"deployments/status\",\"deployments/scale\","
+      "\"endpointslices\"],\"scope\":\"Namespaced\"}],\"namespaceSelector\":{"
+      "\"matchExpressions\":[{\"key\":\"kubernetes.io/metadata.name\",\"operator\":\"In\","
+      "\"values\":[\"%s\"]}]},\"admissionReviewVersions\":[\"v1\"],\"sideEffects\":"
+      "\"NoneOnDryRun\",\"timeoutSeconds\":2,\"failurePolicy\":\"Ignore\","
+      "\"reinvocationPolicy\":\"Never\"}]}",
+      name, name, l->webhook.port, ca_b64, ns);
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_create(kc, lab_resolve(kc, "mutatingwebhookconfigurations"), NULL, cfg,
+                                NULL, NULL, &st));
+  json_decref(cfg);
+  snprintf(l->name, sizeof l->name, "%s", name);
+}
+
+void whlab_unregister(whlab_t *l, ripple_kube_client_t *kc) {
+  ripple_kube_status_t st;
+  const ripple_kube_resource_t *r;
+  if (kc && l->name[0] &&
+      ripple_kube_resolve(kc, "mutatingwebhookconfigurations", &r, &st) == RIPPLE_OK) {
+    int rc = ripple_kube_delete(kc, r, NULL, l->name, NULL, &st);
+    if (rc != RIPPLE_OK && rc != RIPPLE_KUBE_ENOTFOUND)
+      fprintf(stderr, "# cannot remove webhook registration %s: %s\n", l->name, st.message);
+  }
+  l->name[0] = '\0';
+}

@@ -1,0 +1,200 @@
+/*
+ * engine.c - the webhook's engine (see wh.h): setup, one request from body to
+ * answer, and the span every admitted write becomes.
+ *
+ * Mergelogs are made by libripple's tracer (ripple_root, ripple_merge) and
+ * pass through a sink of ours on their way to the real one, so that each
+ * names the component whose write caused it rather than the webhook, and so
+ * that a dry run sends nothing (the registration says sideEffects:
+ * NoneOnDryRun). Spans are built here, not with ripple_span_*, because their
+ * service is the writer, which changes from request to request.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wh.h"
+
+static _Thread_local const char *tl_component;
+static _Thread_local int tl_quiet;
+
+void wh_sink_scope(const char *component, int quiet) {
+  tl_component = component;
+  tl_quiet = quiet;
+}
+
+static void sink_mergelog(void *ud, const ripple_mergelog_t *ml) {
+  wh_t *w = ud;
+  if (tl_quiet || !w->down.mergelog) return;
+  ripple_mergelog_t copy = *ml;
+  if (tl_component) copy.component = tl_component;
+  w->down.mergelog(w->down.ud, &copy);
+}
+
+static int64_t tracer_clock(void *ud) {
+  wh_t *w = ud;
+  return w->o.clock_ns(w->o.hook_ud);
+}
+
+static int tracer_random(void *ud, void *buf, size_t len) {
+  wh_t *w = ud;
+  return w->o.random(w->o.hook_ud, buf, len);
+}
+
+int64_t wh_now(wh_t *w) { return w->o.clock_ns ? w->o.clock_ns(w->o.hook_ud) : ripple_now_ns(); }
+
+int wh_new(const wh_opts_t *o, wh_t **out) {
+  if (!o || !out || o->nexclude_ns > WH_EXCLUDE_MAX) return RIPPLE_EINVAL;
+  wh_t *w = calloc(1, sizeof *w);
+  if (!w) return RIPPLE_ENOMEM;
+  w->o = *o;
+  w->down = o->sink;
+  int rc = RIPPLE_ENOMEM;
+  for (size_t i = 0; i < o->nexclude_ns; i++)
+    if (!(w->exclude_ns[i] = strdup(o->exclude_ns[i]))) goto fail;
+  w->rules = o->rules;
+  if (!w->rules) {
+    if ((rc = ripple_rules_new(&w->own_rules)) != RIPPLE_OK) goto fail;
+    w->rules = w->own_rules;
+  }
+  if ((rc = wh_memo_new(1 << 16, 1 << 14, 5 * 1000000000LL, &w->memo)) != RIPPLE_OK) goto fail;
+  ripple_tracer_opts_t to = {
+      .component = "ripple-webhook",
+      .max_ancestors = o->max_ancestors,
+      .sink = {sink_mergelog, NULL, w},
+      .clock_ns = o->clock_ns ? tracer_clock : NULL,
+      .random = o->random ? tracer_random : NULL,
+      .hook_ud = w,
+  };
+  if ((rc = ripple_tracer_new(&to, &w->tracer)) != RIPPLE_OK) goto fail;
+  *out = w;
+  return RIPPLE_OK;
+fail:
+  wh_free(w);
+  return rc;
+}
+
+void wh_free(wh_t *w) {
+  if (!w) return;
+  ripple_tracer_free(w->tracer);
+  wh_memo_free(w->memo);
+  ripple_rules_free(w->own_rules);
+  for (size_t i = 0; i < WH_EXCLUDE_MAX; i++) free(w->exclude_ns[i]);
+  free(w);
+}
+
+wh_metrics_t *wh_metrics(wh_t *w) { return &w->m; }
+ripple_tracer_t *wh_tracer(wh_t *w) { return w->tracer; }
+
+static uint64_t span_id(wh_t *w) {
+  uint64_t id = 0;
+  while (!id) {
+    int rc = w->o.random ? w->o.random(w->o.hook_ud, &id, sizeof id) : rnd_bytes(&id, sizeof id);
+    if (rc != 0) return 1; /* still a valid id; collisions only blur a trace */
+  }
+  return id;
+}
+
+/* "update pods/status": the verb in lower case, the resource, the subresource. */
+static void span_name(const wh_review_t *r, char *out, size_t cap) {
+  char verb[16];
+  size_t i = 0;
+  for (; i < sizeof verb - 1 && r->op_name[i]; i++)
+    verb[i] =
+        (char)(r->op_name[i] >= 'A' && r->op_name[i] <= 'Z' ? r->op_name[i] + 32 : r->op_name[i]);
+  verb[i] = '\0';
+  snprintf(out, cap, "%s %s%s%s", verb, r->resource, *r->subresource ? "/" : "", r->subresource);
+}
+
+/* The attribute keys are a contract with kubectl-ripple (docs/webhook.md). */
+static void emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t end) {
+  if (!w->down.span) return;
+  char name[192];
+  span_name(r, name, sizeof name);
+  ripple_attr_t attrs[] = {
+      {"kind", d->kind},          {"namespace", r->ns},
+      {"name", r->name},          {"uid", d->uid},
+      {"resourceVersion", d->rv}, {"user", r->user},
+      {"operation", r->op_name},  {"subresource", r->subresource},
+  };
+  size_t nattrs = sizeof attrs / sizeof attrs[0] - (*r->subresource ? 0 : 1);
+  ripple_span_rec_t sp = {d->ctx.cpid,
+                          span_id(w),
+                          0,
+                          d->service,
+                          name,
+                          d->start_ns,
+                          end < d->start_ns ? d->start_ns : end,
+                          attrs,
+                          nattrs};
+  w->down.span(w->down.ud, &sp);
+  atomic_fetch_add(&w->m.spans, 1);
+}
+
+static int bad_request(wh_t *w, const char *msg, sbuf_t *out) {
+  atomic_fetch_add(&w->m.bad_requests, 1);
+  char q[300];
+  ripple_log_quote(msg, q, sizeof q);
+  RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "bad_request", "error=%s", q);
+  sbuf_puts(out, "{\"error\":");
+  sbuf_json_str(out, msg);
+  sbuf_puts(out, "}");
+  return 400;
+}
+
+static void count(wh_t *w, const wh_decision_t *d) {
+  if (d->skip && !d->traced) atomic_fetch_add(&w->m.skipped, 1);
+  if (d->patch) atomic_fetch_add(&w->m.patched, 1);
+  if (d->bad_annotation) atomic_fetch_add(&w->m.bad_annotations, 1);
+  if (d->root)
+    atomic_fetch_add(&w->m.roots, 1);
+  else if (d->how == RIPPLE_MERGE_NEW)
+    atomic_fetch_add(&w->m.merges, 1);
+  else if (d->how == RIPPLE_MERGE_REUSED)
+    atomic_fetch_add(&w->m.reused, 1);
+}
+
+static void log_decision(const wh_review_t *r, const wh_decision_t *d, int64_t ns) {
+  if (d->traced) ripple_log_set_ctx(&d->ctx);
+  char user[160];
+  ripple_log_quote(r->user, user, sizeof user);
+  ripple_log(RIPPLE_LOG_DEBUG, "admitted",
+             "op=%s resource=%s%s%s ns=%s name=%s user=%s how=%s patched=%d skip=%s us=%lld",
+             r->op_name, r->resource, *r->subresource ? "/" : "", r->subresource, r->ns, r->name,
+             user, d->traced ? ripple_merge_kind_name(d->how) : "none", d->patch != NULL,
+             d->skip ? d->skip : "-", (long long)(ns / 1000));
+  if (d->traced) ripple_log_set_ctx(NULL);
+}
+
+int wh_handle(wh_t *w, const char *body, size_t len, sbuf_t *out) {
+  int64_t t0 = mono_ns();
+  wh_review_t r;
+  char err[256];
+  if (wh_review_decode(body, len, &r, err, sizeof err) != RIPPLE_OK)
+    return bad_request(w, err, out);
+  wh_decision_t d;
+  int rc = wh_decide(w, &r, wh_now(w), &d);
+  if (rc != RIPPLE_OK) {
+    atomic_fetch_add(&w->m.errors, 1);
+    RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "decision_failed", "error=%s resource=%s", ripple_errname(rc),
+                    r.resource);
+    wh_decision_free(&d);
+    d.traced = d.root = 0;
+  }
+  char warning[64] = "";
+  if (d.root) {
+    char id[RIPPLE_CPID_STRLEN + 1];
+    ripple_cpid_format(&d.ctx.cpid, id);
+    snprintf(warning, sizeof warning, "ripple: cpid %s", id);
+  }
+  wh_review_respond(out, r.uid, d.patch, d.patch_len, warning);
+  if (d.traced && !r.dry_run) emit_span(w, &r, &d, wh_now(w));
+  count(w, &d);
+  /* The time so far (the log line is not part of the answer's cost). */
+  if (w->o.log_requests) log_decision(&r, &d, mono_ns() - t0);
+  wh_decision_free(&d);
+  wh_review_free(&r);
+  atomic_fetch_add(&w->m.requests, 1);
+  wh_metrics_observe(&w->m, mono_ns() - t0);
+  return 200;
+}

@@ -1,0 +1,179 @@
+/*
+ * http.c - the webhook's HTTP(S) server on libmicrohttpd (see http.h).
+ *
+ * One thread per connection, as the trace server does: the API server keeps
+ * its connections to a webhook alive and sends requests on them one at a
+ * time, so a connection's thread handles them back to back with no hand-off.
+ * Bodies over the limit are refused as soon as that is known; every error is
+ * a JSON object that says what was wrong.
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct wh_http {
+  struct MHD_Daemon *d;
+  wh_http_opts_t o;
+};
+
+typedef struct req {
+  sbuf_t body;
+  int too_big;
+} req_t;
+
+static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *type,
+                                const char *p, size_t len) {
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(len, (void *)(p ? p : ""), MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", type);
+  MHD_add_response_header(r, "Cache-Control", "no-store");
+  enum MHD_Result rc = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *msg) {
+  sbuf_t b;
+  sbuf_init(&b);
+  sbuf_puts(&b, "{\"error\":");
+  sbuf_json_str(&b, msg);
+  sbuf_puts(&b, "}");
+  enum MHD_Result rc = send_buf(c, status, "application/json", b.p, b.len);
+  sbuf_free(&b);
+  return rc;
+}
+
+static enum MHD_Result handle_mutate(wh_http_t *h, struct MHD_Connection *c, req_t *r) {
+  if (r->too_big) {
+    atomic_fetch_add(&wh_metrics(h->o.engine)->bad_requests, 1);
+    char msg[128];
+    snprintf(msg, sizeof msg, "the AdmissionReview is larger than %zu bytes (--max-body)",
+             h->o.max_body);
+    return send_error(c, 413, msg);
+  }
+  sbuf_t out;
+  sbuf_init(&out);
+  int status = wh_handle(h->o.engine, r->body.p ? r->body.p : "", r->body.len, &out);
+  enum MHD_Result rc = out.oom ? send_error(c, 500, "out of memory")
+                               : send_buf(c, (unsigned)status, "application/json", out.p, out.len);
+  sbuf_free(&out);
+  return rc;
+}
+
+static enum MHD_Result route(wh_http_t *h, struct MHD_Connection *c, const char *url,
+                             const char *method, req_t *r) {
+  int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+  if (!strcmp(url, "/mutate")) {
+    if (!post) return send_error(c, 405, "POST an AdmissionReview (admission.k8s.io/v1)");
+    return handle_mutate(h, c, r);
+  }
+  if (!get) return send_error(c, 404, "no such endpoint; POST /mutate");
+  if (!strcmp(url, "/healthz")) return send_buf(c, 200, "text/plain", "ok\n", 3);
+  if (!strcmp(url, "/readyz")) {
+    if (h->o.ready && !h->o.ready(h->o.ud))
+      return send_error(c, 503, "not ready: the informers have not synced yet");
+    return send_buf(c, 200, "text/plain", "ok\n", 3);
+  }
+  if (!strcmp(url, "/metrics")) {
+    wh_gauges_t g;
+    memset(&g, 0, sizeof g);
+    if (h->o.gauges) h->o.gauges(h->o.ud, &g);
+    sbuf_t b;
+    sbuf_init(&b);
+    wh_metrics_write(wh_metrics(h->o.engine), &g, &b);
+    enum MHD_Result rc = b.oom ? send_error(c, 500, "out of memory")
+                               : send_buf(c, 200, "text/plain; version=0.0.4", b.p, b.len);
+    sbuf_free(&b);
+    return rc;
+  }
+  return send_error(c, 404, "no such endpoint; try /mutate, /healthz, /readyz, /metrics");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *size, void **con_cls) {
+  (void)version;
+  wh_http_t *h = cls;
+  req_t *r = *con_cls;
+  if (!r) { /* headers only so far */
+    if (!(r = calloc(1, sizeof *r))) return MHD_NO;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > h->o.max_body) r->too_big = 1;
+    *con_cls = r;
+    return MHD_YES;
+  }
+  if (*size) { /* a piece of the body */
+    if (!r->too_big && r->body.len + *size > h->o.max_body) {
+      r->too_big = 1;
+      sbuf_free(&r->body);
+    }
+    if (!r->too_big) sbuf_put(&r->body, data, *size);
+    if (r->body.oom) r->too_big = 1;
+    *size = 0;
+    return MHD_YES;
+  }
+  return route(h, c, url, method, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  (void)cls, (void)c, (void)toe;
+  req_t *r = *con_cls;
+  if (r) sbuf_free(&r->body);
+  free(r);
+  *con_cls = NULL;
+}
+
+int wh_http_start(const wh_http_opts_t *o, wh_http_t **out, char *err, size_t errcap) {
+  if (!o || !o->engine || !out || !o->host || (!o->tls_cert != !o->tls_key)) return RIPPLE_EINVAL;
+  wh_http_t *h = calloc(1, sizeof *h);
+  if (!h) return RIPPLE_ENOMEM;
+  h->o = *o;
+  if (!h->o.max_body) h->o.max_body = 8u << 20;
+  if (!h->o.max_connections) h->o.max_connections = 256;
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(o->port)};
+  if (inet_pton(AF_INET, o->host, &sa.sin_addr) != 1) {
+    snprintf(err, errcap, "--listen: '%s' is not an IPv4 address", o->host);
+    free(h);
+    return RIPPLE_EINVAL;
+  }
+  unsigned flags =
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+  if (o->tls_cert) {
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+      snprintf(err, errcap, "this libmicrohttpd was built without TLS");
+      free(h);
+      return RIPPLE_EINVAL;
+    }
+    flags |= MHD_USE_TLS;
+  }
+  h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &sa,
+                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections,
+                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_NOTIFY_COMPLETED,
+                          on_completed, h, o->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
+                          o->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, o->tls_key, MHD_OPTION_END);
+  if (!h->d) {
+    snprintf(err, errcap, "cannot listen on %s:%u (in use, or a bad certificate or key?)", o->host,
+             o->port);
+    free(h);
+    return RIPPLE_ESYS;
+  }
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+  h->o.port = info ? info->port : o->port;
+  *out = h;
+  return RIPPLE_OK;
+}
+
+uint16_t wh_http_port(const wh_http_t *h) { return h->o.port; }
+
+void wh_http_stop(wh_http_t *h) {
+  if (!h) return;
+  MHD_stop_daemon(h->d);
+  free(h);
+}

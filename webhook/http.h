@@ -1,0 +1,31 @@
+/*
+ * http.h - the webhook's HTTPS server: POST /mutate (AdmissionReview),
+ * GET /healthz, /readyz and /metrics.
+ */
+#ifndef RIPPLE_WEBHOOK_HTTP_H
+#define RIPPLE_WEBHOOK_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wh.h"
+
+typedef struct wh_http_opts {
+  const char *host;               /* IPv4 address */
+  uint16_t port;                  /* 0: any free port */
+  const char *tls_cert, *tls_key; /* PEM text; both NULL: plain HTTP (tests only) */
+  size_t max_body;                /* largest AdmissionReview accepted */
+  size_t max_connections;
+  wh_t *engine;
+  int (*ready)(void *ud);                     /* /readyz */
+  void (*gauges)(void *ud, wh_gauges_t *out); /* /metrics */
+  void *ud;
+} wh_http_opts_t;
+
+typedef struct wh_http wh_http_t;
+
+int wh_http_start(const wh_http_opts_t *o, wh_http_t **out, char *err, size_t errcap);
+uint16_t wh_http_port(const wh_http_t *h);
+void wh_http_stop(wh_http_t *h);
+
+#endif

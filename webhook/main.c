@@ -1,0 +1,265 @@
+/*
+ * main.c - ripple-webhook: a mutating admission webhook that propagates CPIDs
+ * for controllers that were never instrumented (docs/webhook.md).
+ *
+ *   ripple-webhook --tls-cert F --tls-key F [--listen 127.0.0.1:8443]
+ *                  [--kubeconfig F] [--context C] [--trace-server URL] ...
+ *
+ * Serves POST /mutate over HTTPS, keeps informers of the objects the relation
+ * rules need, and ships mergelogs and spans to the trace server in the
+ * background. Stops cleanly on SIGINT/SIGTERM.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.h"
+#include "http.h"
+#include "ripple/kube.h"
+#include "wh.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ripple-webhook [options]\n"
+          "  --listen ADDR:PORT        where to listen (default 127.0.0.1:8443; port 0 = any)\n"
+          "  --tls-cert F --tls-key F  serving certificate and key (PEM); without them plain\n"
+          "                            HTTP, which an API server will not call\n"
+          "  --kubeconfig F            for the informers (default: $KUBECONFIG, ~/.kube/config,\n"
+          "                            in-cluster)\n"
+          "  --context NAME            kubeconfig context\n"
+          "  --no-informers            run without a cluster: related objects are unknown\n"
+          "  --trace-server URL        where mergelogs and spans go (default: nowhere)\n"
+          "  --namespace-exclude LIST  namespaces left alone, comma-separated\n"
+          "                            (default ripple-system)\n"
+          "  --controller-user PAT     also a controller: a user name, or a prefix ending in *\n"
+          "                            (repeatable)\n"
+          "  --max-ancestors N         ancestors per context (default 10, at most 32)\n"
+          "  --deployment-status-ctx   let deployments/status writes change the context (costs\n"
+          "                            a ReplicaSet write each: see docs/webhook.md)\n"
+          "  --max-body BYTES          largest AdmissionReview (default 8388608)\n"
+          "  --log-level LEVEL         debug (a line per request), info, warn, error\n");
+}
+
+static char *slurp(const char *path) {
+  char *s = NULL;
+  if (sbuf_read_file(path, &s) != RIPPLE_OK)
+    fprintf(stderr, "ripple-webhook: cannot read %s: %s\n", path, strerror(errno));
+  return s;
+}
+
+typedef struct options {
+  char host[64];
+  uint16_t port;
+  char *cert, *key;
+  const char *kubeconfig, *context, *trace_server;
+  int no_informers;
+  char *exclude; /* the list's copy, cut at commas */
+  wh_users_t users;
+  wh_opts_t wo;
+  size_t max_body;
+  ripple_log_level_t level;
+} options_t;
+
+static int parse_listen(const char *v, options_t *o) {
+  const char *colon = strrchr(v, ':');
+  char *end = NULL;
+  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+  if (!colon || (size_t)(colon - v) >= sizeof o->host || *end || end == colon + 1 || port > 65535)
+    return -1;
+  memcpy(o->host, v, (size_t)(colon - v));
+  o->host[colon - v] = '\0';
+  o->port = (uint16_t)port;
+  return 0;
+}
+
+static int parse_exclude(const char *v, options_t *o) {
+  free(o->exclude);
+  if (!(o->exclude = strdup(v))) return -1;
+  o->wo.nexclude_ns = 0;
+  for (char *save = NULL, *t = strtok_r(o->exclude, ",", &save); t;
+       t = strtok_r(NULL, ",", &save)) {
+    if (o->wo.nexclude_ns == WH_EXCLUDE_MAX) return -1;
+    o->wo.exclude_ns[o->wo.nexclude_ns++] = t;
+  }
+  return 0;
+}
+
+static int parse_uint(const char *v, unsigned long max, unsigned long *out) {
+  char *end;
+  unsigned long n = strtoul(v, &end, 10);
+  if (end == v || *end || v[0] == '-' || n > max) return -1;
+  *out = n;
+  return 0;
+}
+
+/* One option with its value: 0 taken, -1 bad value, -2 unknown. */
+static int parse_option(options_t *o, const char *a, const char *v) {
+  unsigned long n;
+  if (!strcmp(a, "--listen")) return parse_listen(v, o);
+  if (!strcmp(a, "--tls-cert")) return free(o->cert), (o->cert = slurp(v)) ? 0 : -1;
+  if (!strcmp(a, "--tls-key")) return free(o->key), (o->key = slurp(v)) ? 0 : -1;
+  if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, 0;
+  if (!strcmp(a, "--context")) return o->context = v, 0;
+  if (!strcmp(a, "--trace-server")) return o->trace_server = v, 0;
+  if (!strcmp(a, "--namespace-exclude")) return parse_exclude(v, o);
+  if (!strcmp(a, "--controller-user")) return wh_users_add(&o->users, v) ? -1 : 0;
+  if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level) ? -1 : 0;
+  if (!strcmp(a, "--max-ancestors")) {
+    if (parse_uint(v, RIPPLE_ANC_MAX, &n)) return -1;
+    o->wo.max_ancestors = (uint32_t)n;
+    return 0;
+  }
+  if (!strcmp(a, "--max-body")) {
+    if (parse_uint(v, 1ul << 30, &n) || n < 4096) return -1;
+    o->max_body = n;
+    return 0;
+  }
+  return -2;
+}
+
+/* -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, options_t *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout), 0;
+    if (!strcmp(a, "--no-informers")) {
+      o->no_informers = 1;
+      continue;
+    }
+    if (!strcmp(a, "--deployment-status-ctx")) {
+      o->wo.deployment_status_ctx = 1;
+      continue;
+    }
+    int rc = v ? parse_option(o, a, v) : -2;
+    if (rc == -2) {
+      fprintf(stderr, "ripple-webhook: unknown option or missing value: %s\n", a);
+      usage(stderr);
+      return 2;
+    }
+    if (rc != 0) {
+      fprintf(stderr, "ripple-webhook: bad value for %s: '%s'\n", a, v);
+      return 2;
+    }
+    i++;
+  }
+  if (!o->cert != !o->key) {
+    fprintf(stderr, "ripple-webhook: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
+  return -1;
+}
+
+typedef struct run {
+  wh_cache_t *cache;
+  ripple_shipper_t *shipper;
+  wh_t *engine;
+} run_t;
+
+static int ready(void *ud) {
+  run_t *r = ud;
+  return r->cache ? wh_cache_ready(r->cache) : 1;
+}
+
+static void gauges(void *ud, wh_gauges_t *g) {
+  run_t *r = ud;
+  if (r->shipper) {
+    ripple_shipper_stats_t s;
+    ripple_shipper_stats(r->shipper, &s);
+    g->shipper_enqueued = s.enqueued, g->shipper_sent = s.sent, g->shipper_dropped = s.dropped;
+    g->shipper_rejected = s.rejected, g->shipper_queued = s.queued;
+  }
+  ripple_tracer_stats_t ts;
+  ripple_tracer_stats(wh_tracer(r->engine), &ts);
+  g->tracer_bad_ctx = ts.bad_ctx;
+  g->ready = ready(ud);
+  wh_cache_stats(r->cache, &g->informers, &g->informer_objects);
+}
+
+static int start_cache(const options_t *o, ripple_kube_client_t **client, run_t *r) {
+  ripple_kube_config_opts_t co = {.kubeconfig = o->kubeconfig, .context = o->context};
+  ripple_kube_config_t *cfg;
+  char err[512];
+  if (ripple_kube_config_load(&co, &cfg, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-webhook: %s\n", err);
+    return -1;
+  }
+  int rc = ripple_kube_client_new(cfg, NULL, client);
+  ripple_kube_config_free(cfg);
+  if (rc == RIPPLE_OK)
+    rc = wh_cache_start(*client, &r->cache, err, sizeof err);
+  else
+    snprintf(err, sizeof err, "%s", ripple_kube_strerror(rc));
+  if (rc != RIPPLE_OK) {
+    fprintf(stderr, "ripple-webhook: %s\n", err);
+    return -1;
+  }
+  return 0;
+}
+
+static int serve(options_t *o, const sigset_t *sigs) {
+  run_t r = {0};
+  ripple_kube_client_t *client = NULL;
+  int status = 1;
+  char err[512];
+  if (!o->no_informers && start_cache(o, &client, &r)) goto done;
+  if (o->trace_server) {
+    ripple_shipper_opts_t so = {.url = o->trace_server};
+    if (ripple_shipper_new(&so, &r.shipper) != RIPPLE_OK) {
+      fprintf(stderr, "ripple-webhook: --trace-server '%s' is not usable\n", o->trace_server);
+      goto done;
+    }
+    o->wo.sink = ripple_shipper_sink(r.shipper);
+  }
+  o->wo.users = &o->users;
+  o->wo.text_lookup = r.cache ? wh_cache_text_lookup(r.cache) : (wh_text_lookup_t){0};
+  o->wo.log_requests = o->level == RIPPLE_LOG_DEBUG;
+  if (wh_new(&o->wo, &r.engine) != RIPPLE_OK) goto done;
+  wh_http_opts_t ho = {o->host, o->port,  o->cert, o->key, o->max_body,
+                       0,       r.engine, ready,   gauges, &r};
+  wh_http_t *h;
+  if (wh_http_start(&ho, &h, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-webhook: %s\n", err);
+    goto done;
+  }
+  ripple_log(RIPPLE_LOG_INFO, "listening", "addr=%s:%u tls=%s informers=%s trace_server=%s",
+             o->host, wh_http_port(h), o->cert ? "on" : "off", r.cache ? "on" : "off",
+             o->trace_server ? o->trace_server : "none");
+  int sig;
+  sigwait(sigs, &sig);
+  ripple_log(RIPPLE_LOG_INFO, "stopping", "signal=%d", sig);
+  wh_http_stop(h);
+  status = 0;
+done:
+  wh_free(r.engine);
+  ripple_shipper_free(r.shipper, 2000);
+  wh_cache_free(r.cache);
+  ripple_kube_client_free(client);
+  return status;
+}
+
+int main(int argc, char **argv) {
+  options_t o;
+  memset(&o, 0, sizeof o);
+  snprintf(o.host, sizeof o.host, "127.0.0.1");
+  o.port = 8443;
+  o.level = RIPPLE_LOG_INFO;
+  int rc = parse_exclude("ripple-system", &o) ? 1 : parse_args(argc, argv, &o);
+  if (rc < 0) {
+    ripple_log_setup("webhook", o.level, NULL, NULL);
+    if (!o.cert) ripple_log(RIPPLE_LOG_WARN, "plain_http", "hint=%s", "give --tls-cert/--tls-key");
+    /* Signals are taken by sigwait in the main thread only. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    rc = serve(&o, &sigs);
+  }
+  free(o.cert);
+  free(o.key);
+  free(o.exclude);
+  return rc;
+}

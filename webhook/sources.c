@@ -1,0 +1,225 @@
+/*
+ * sources.c - which objects a controller's write came from, and their
+ * contexts.
+ *
+ * Candidates come from the lookup's indexes (owner uid, label selector, name);
+ * each one is then confirmed by the relation rules shared with `ripple
+ * analyze` (lib/rules), so the rules, not this file, say what is related:
+ *   - the controlling owner (main resource writes and creates only: a status
+ *     write reports on the object's children, not on its owner's intent);
+ *   - Endpoints and EndpointSlices: their Service and the Pods it selects;
+ *   - status of ReplicaSets, Deployments, StatefulSets, DaemonSets and Jobs:
+ *     their children (Pods, or the Deployment's ReplicaSets);
+ *   - the webhook's own recent memory of the object (a scale it remembered).
+ * Contexts that repeat a CPID already gathered are skipped, so a Service over
+ * fifty Pods of one change costs one source. Objects come as text: the many
+ * downstream ones (Pods, children) are read as stand-ins of their metadata,
+ * the one or two upstream ones whole (objtext.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "wh.h"
+
+static int gathered(const wh_sources_t *s, const ripple_cpid_t *id) {
+  for (size_t i = 0; i < s->n; i++)
+    if (cpid_eq(&s->ctx[i].cpid, id)) return 1;
+  return 0;
+}
+
+static void add_ctx(wh_sources_t *s, const ripple_ctx_t *c) {
+  if (gathered(s, &c->cpid)) return;
+  if (s->n == WH_SOURCES_MAX) {
+    s->skipped++;
+    return;
+  }
+  s->ctx[s->n++] = *c;
+}
+
+static const char *meta_str(const json_t *obj, const char *key) {
+  const json_t *v = json_object_get(json_object_get(obj, "metadata"), key);
+  return json_is_string(v) ? json_string_value(v) : "";
+}
+
+int wh_related_ctx(wh_t *w, const json_t *obj, const char *kind, int64_t now, ripple_ctx_t *out) {
+  if (wh_memo_recent_get(w->memo, kind, meta_str(obj, "namespace"), meta_str(obj, "name"), now,
+                         out) == RIPPLE_OK)
+    return RIPPLE_OK;
+  char key[RIPPLE_ANNOTATION_KEYMAX];
+  if (ripple_annotation_key(kind, key, sizeof key) != RIPPLE_OK) return RIPPLE_ENOENT;
+  const json_t *v =
+      json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), key);
+  if (!v) return RIPPLE_ENOENT;
+  if (!json_is_string(v)) return ripple_tracer_extract_str(w->tracer, "", 0, out);
+  /* Malformed values are counted by the tracer and reported as absent. */
+  return ripple_tracer_extract_str(w->tracer, json_string_value(v), json_string_length(v), out);
+}
+
+typedef struct gather {
+  wh_t *w;
+  wh_sources_t *s;
+  const json_t *fixed; /* the object every candidate is related to */
+  int fixed_upstream;  /* 1: fixed is the rule's FROM, candidates its TO */
+  const char *kind;    /* the candidates' kind */
+  int64_t now;
+} gather_t;
+
+static int relates(gather_t *g, json_t *cand) {
+  wh_ensure_kind(cand, g->kind);
+  const json_t *from = g->fixed_upstream ? g->fixed : cand;
+  const json_t *to = g->fixed_upstream ? cand : g->fixed;
+  return ripple_rules_relates(g->w->rules, from, to, NULL);
+}
+
+static void on_candidate(gather_t *g, json_t *cand) {
+  ripple_ctx_t c;
+  if (relates(g, cand) && wh_related_ctx(g->w, cand, g->kind, g->now, &c) == RIPPLE_OK)
+    add_ctx(g->s, &c);
+}
+
+/* Whether a downstream object can be passed over from its text alone: it
+ * has no context, or one whose CPID is gathered already (fifty Pods of one
+ * change). Such an object changes nothing whether it is related or not. A
+ * malformed context is left to the full path, which counts it. */
+static int nothing_new(gather_t *g, const char *json, size_t len) {
+  wh_ident_t id;
+  if (wh_text_ident(json, len, g->kind, &id) != RIPPLE_OK) return 0;
+  ripple_ctx_t c;
+  if (wh_memo_recent_get(g->w->memo, g->kind, id.ns, id.name, g->now, &c) == RIPPLE_OK)
+    return gathered(g->s, &c.cpid);
+  if (!id.ctx || !id.ctx_len) return 1;
+  if (ripple_ctx_decode(id.ctx, id.ctx_len, ripple_tracer_max_ancestors(g->w->tracer), &c) !=
+      RIPPLE_OK)
+    return 0;
+  return gathered(g->s, &c.cpid);
+}
+
+/* A downstream candidate (a selected Pod, a child): the rules read only its
+ * metadata, so a stand-in does (objtext.c), not a tree of the whole object;
+ * and most need not even that. */
+static void on_downstream_text(void *ud, const char *json, size_t len) {
+  gather_t *g = ud;
+  if (nothing_new(g, json, len)) return;
+  json_t *cand;
+  if (wh_text_standin(json, len, g->kind, &cand) != RIPPLE_OK) {
+    RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "related_unreadable", "kind=%s", g->kind);
+    return;
+  }
+  on_candidate(g, cand);
+  json_decref(cand);
+}
+
+/* An upstream object (owner, Service), whole: rules may read any field. */
+typedef struct whole {
+  const char *kind;
+  json_t *obj;
+} whole_t;
+
+static void take_whole(void *ud, const char *json, size_t len) {
+  whole_t *h = ud;
+  json_decref(h->obj);
+  h->obj = wh_text_tree(json, len, h->kind);
+}
+
+static json_t *get_whole(const wh_t *w, const char *kind, const char *ns, const char *name) {
+  whole_t h = {kind, NULL};
+  wh_lookup_get(w, kind, ns, name, take_whole, &h);
+  return h.obj;
+}
+
+/* The controlling owner, by its ownerReference: memory first (no tree). */
+static void owner(gather_t *g, const json_t *obj, const char *ns) {
+  const char *uid = ripple_rules_controller_uid(obj);
+  if (!uid) return;
+  const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+  size_t i;
+  const json_t *ref;
+  json_array_foreach(refs, i, ref) {
+    const char *ruid = json_string_value(json_object_get(ref, "uid"));
+    const char *kind = json_string_value(json_object_get(ref, "kind"));
+    const char *name = json_string_value(json_object_get(ref, "name"));
+    if (!ruid || !kind || !name || strcmp(ruid, uid) != 0) continue;
+    ripple_ctx_t c;
+    if (wh_memo_recent_get(g->w->memo, kind, ns, name, g->now, &c) == RIPPLE_OK) {
+      add_ctx(g->s, &c);
+      return;
+    }
+    json_t *o = get_whole(g->w, kind, ns, name);
+    if (!o) return;
+    g->fixed = obj;
+    g->fixed_upstream = 0;
+    g->kind = kind;
+    if (!strcmp(meta_str(o, "uid"), uid)) on_candidate(g, o);
+    json_decref(o);
+    return;
+  }
+}
+
+/* "a=b,c=d" from a Service's spec.selector map; 0 when it selects nothing. */
+static int selector_text(const json_t *svc, char *buf, size_t cap) {
+  const json_t *sel = json_object_get(json_object_get(svc, "spec"), "selector");
+  const char *k;
+  const json_t *v;
+  size_t len = 0;
+  json_object_foreach((json_t *)sel, k, v) {
+    if (!json_is_string(v)) return 0;
+    int n = snprintf(buf + len, cap - len, "%s%s=%s", len ? "," : "", k, json_string_value(v));
+    if (n < 0 || (size_t)n >= cap - len) return 0;
+    len += (size_t)n;
+  }
+  return len > 0;
+}
+
+/* A Service (by name) and the Pods it selects, for its Endpoints or slices. */
+static void service_and_pods(gather_t *g, const json_t *obj, const char *ns, const char *svc_name) {
+  json_t *svc = get_whole(g->w, "Service", ns, svc_name);
+  if (!svc) return;
+  g->fixed = obj;
+  g->fixed_upstream = 0;
+  g->kind = "Service";
+  if (relates(g, svc)) {
+    on_candidate(g, svc);
+    char sel[1024];
+    if (selector_text(svc, sel, sizeof sel)) {
+      g->fixed = svc;
+      g->fixed_upstream = 1;
+      g->kind = "Pod";
+      wh_lookup_select(g->w, "Pod", ns, sel, on_downstream_text, g);
+    }
+  }
+  json_decref(svc);
+}
+
+static const char *child_kind(const char *kind) {
+  if (!strcmp(kind, "Deployment")) return "ReplicaSet";
+  if (!strcmp(kind, "ReplicaSet") || !strcmp(kind, "StatefulSet") || !strcmp(kind, "DaemonSet") ||
+      !strcmp(kind, "Job"))
+    return "Pod";
+  return NULL;
+}
+
+void wh_sources_gather(wh_t *w, const wh_review_t *r, const json_t *obj, const char *kind,
+                       int64_t now, wh_sources_t *s) {
+  gather_t g = {.w = w, .s = s, .now = now};
+  const char *ns = meta_str(obj, "namespace");
+  if (!*ns) ns = r->ns;
+  ripple_ctx_t c;
+  if (wh_memo_recent_get(w->memo, kind, ns, r->name, now, &c) == RIPPLE_OK) add_ctx(s, &c);
+  int status = !strcmp(r->subresource, "status");
+  if (!status) owner(&g, obj, ns);
+  if (!strcmp(kind, "Endpoints")) {
+    service_and_pods(&g, obj, ns, meta_str(obj, "name"));
+  } else if (!strcmp(kind, "EndpointSlice")) {
+    const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
+    const char *svc = json_string_value(json_object_get(labels, "kubernetes.io/service-name"));
+    if (svc) service_and_pods(&g, obj, ns, svc);
+  }
+  const char *child = status ? child_kind(kind) : NULL;
+  const char *uid = meta_str(obj, "uid");
+  if (child && *uid) {
+    g.fixed = obj;
+    g.fixed_upstream = 1;
+    g.kind = child;
+    wh_lookup_by_owner(w, child, uid, on_downstream_text, &g);
+  }
+}

@@ -1,0 +1,198 @@
+/*
+ * wh.h - the webhook's engine: from an AdmissionReview body to its answer.
+ *
+ * The engine is pure logic around libripple: it decodes the review
+ * (review.c), decides whether the write is a root change or a controller's
+ * (users.c), gathers the contexts of related objects (sources.c, through a
+ * lookup that the informers implement in the program and hand-built objects
+ * in tests), merges them with ripple_merge (decide.c), answers with a JSON
+ * Patch, and emits one span per admitted write. It never talks to the
+ * network: records go to a sink (the shipper's in the program), which only
+ * enqueues.
+ *
+ * Memory: wh_new copies the options it keeps, except the lookup's ud, the
+ * rules and the users table, which are borrowed and must outlive the engine.
+ * Threads: wh_handle may be called from many threads at once.
+ */
+#ifndef RIPPLE_WEBHOOK_WH_H
+#define RIPPLE_WEBHOOK_WH_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "memo.h"
+#include "metrics.h"
+#include "review.h"
+#include "ripple/ripple.h"
+#include "ripple/rules.h"
+#include "users.h"
+
+/* Where related objects come from: the informers in the program, hand-built
+ * objects in tests. Any member may be NULL (nothing found).
+ *
+ * wh_text_lookup_t is what the engine uses: it hands over an object's JSON
+ * text, borrowed for the call (the informers' own text: no tree, no copy),
+ * and the engine builds only what it reads of it (objtext.c). Objects
+ * without "kind" or "apiVersion" (list items) are given the kind asked for.
+ * A wh_lookup_t (trees, which the callee owns and the callback borrows) is
+ * used when no text lookup is given: its trees are serialised for the
+ * engine, at a cost the program never pays. */
+typedef void (*wh_each_fn)(void *ud, json_t *obj);
+typedef void (*wh_text_fn)(void *ud, const char *json, size_t len);
+typedef struct wh_lookup {
+  /* A new reference to kind ns/name, or NULL. */
+  json_t *(*get)(void *ud, const char *kind, const char *ns, const char *name);
+  /* Objects of kind whose ownerReferences name uid. */
+  void (*by_owner)(void *ud, const char *kind, const char *uid, wh_each_fn fn, void *fud);
+  /* Objects of kind in ns whose labels match selector ("a=b,c=d"). */
+  void (*select)(void *ud, const char *kind, const char *ns, const char *selector, wh_each_fn fn,
+                 void *fud);
+  void *ud;
+} wh_lookup_t;
+typedef struct wh_text_lookup {
+  /* fn once with kind ns/name, when it exists. */
+  void (*get)(void *ud, const char *kind, const char *ns, const char *name, wh_text_fn fn,
+              void *fud);
+  void (*by_owner)(void *ud, const char *kind, const char *uid, wh_text_fn fn, void *fud);
+  void (*select)(void *ud, const char *kind, const char *ns, const char *selector, wh_text_fn fn,
+                 void *fud);
+  void *ud;
+} wh_text_lookup_t;
+
+#define WH_EXCLUDE_MAX 32
+/* Distinct source CPIDs merged at most (an Endpoints of a Service over Pods
+ * of many changes): the first ones are merged, the rest counted. */
+#define WH_SOURCES_MAX 64
+
+typedef struct wh_opts {
+  uint32_t max_ancestors;                 /* N; 0: RIPPLE_ANC_DEFAULT */
+  const char *exclude_ns[WH_EXCLUDE_MAX]; /* namespaces left alone (copied) */
+  size_t nexclude_ns;
+  int deployment_status_ctx;    /* let deployments/status writes change the context (see docs) */
+  int log_requests;             /* one debug line per request (--log-level debug) */
+  ripple_sink_t sink;           /* where mergelogs and spans go */
+  wh_text_lookup_t text_lookup; /* used when it has a member, else lookup */
+  wh_lookup_t lookup;
+  const ripple_rules_t *rules; /* NULL: the built-in rules */
+  const wh_users_t *users;     /* extra controller patterns; may be NULL */
+  /* For tests: a clock (ns since the epoch) and a random source for the tracer. */
+  int64_t (*clock_ns)(void *ud);
+  int (*random)(void *ud, void *buf, size_t len);
+  void *hook_ud;
+} wh_opts_t;
+
+typedef struct wh wh_t;
+
+int wh_new(const wh_opts_t *o, wh_t **out);
+void wh_free(wh_t *w);
+wh_metrics_t *wh_metrics(wh_t *w);
+ripple_tracer_t *wh_tracer(wh_t *w);
+
+/* Answer one request body. Returns the HTTP status: 200 with the
+ * AdmissionReview answer in out, or 400 with a JSON {"error": ...} that says
+ * what was wrong. Never fails otherwise: an internal error still allows the
+ * write, unchanged. */
+int wh_handle(wh_t *w, const char *body, size_t len, sbuf_t *out);
+
+/* ---- parts shared by the engine's files ---- */
+
+/* What the engine decided for one write (decide.c). */
+typedef struct wh_decision {
+  int traced;       /* 0: nothing to do (excluded, no context anywhere) */
+  const char *skip; /* why not traced, for the debug log */
+  int root;         /* a root change */
+  ripple_ctx_t ctx; /* the context of the write */
+  ripple_merge_kind_t how;
+  char *patch; /* a JSON Patch to return, or NULL; ripple_free it */
+  size_t patch_len;
+  int bad_annotation; /* the object's own annotation was malformed */
+  int64_t start_ns;   /* span start: when the write's cause was admitted */
+  char kind[64];      /* kind of the object the context belongs to */
+  char uid[64];       /* the object's uid ("" when unknown) */
+  char rv[64];        /* the resourceVersion the write is based on ("" on create) */
+  char service[WH_SERVICE_MAX];
+} wh_decision_t;
+
+struct wh {
+  ripple_tracer_t *tracer;
+  wh_memo_t *memo;
+  ripple_rules_t *own_rules; /* when none were given */
+  const ripple_rules_t *rules;
+  wh_opts_t o;
+  char *exclude_ns[WH_EXCLUDE_MAX];
+  ripple_sink_t down; /* the sink the engine's records go to */
+  wh_metrics_t m;
+};
+
+int64_t wh_now(wh_t *w);
+/* Decide for a decoded review at time now; d is filled in. RIPPLE_OK, or an
+ * error after which the write is allowed unchanged. */
+int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d);
+void wh_decision_free(wh_decision_t *d);
+
+/* Read an object's own context from a tree: RIPPLE_OK, RIPPLE_ENOENT (no
+ * annotation) or RIPPLE_EBADCTX/RIPPLE_EVERSION (malformed). */
+int wh_obj_ctx(const json_t *obj, const char *kind, uint32_t max_anc, ripple_ctx_t *out);
+/* The JSON Patch that gives obj (a tree) the context under kind's key, through
+ * ripple_object_patch_ctx on the object's metadata only. *changed 0: none. */
+int wh_obj_patch(const json_t *obj, const char *kind, const ripple_ctx_t *ctx, char **patch,
+                 size_t *len, int *changed);
+/* A patch removing kind's annotation (a malformed one nothing replaces). */
+int wh_obj_patch_remove(const char *kind, char **patch, size_t *len);
+
+/* Related objects from their text (objtext.c). */
+typedef struct wh_span {
+  const char *p; /* the member's value in the text, NULL when absent */
+  size_t n;
+} wh_span_t;
+/* The apiVersion of a kind the lookup serves, or NULL. */
+const char *wh_api_version(const char *kind);
+/* Give obj "kind" and "apiVersion" when it lacks them (list items do). */
+void wh_ensure_kind(json_t *obj, const char *kind);
+/* One pass over the members of the JSON object text p[0..n): out[i] is the
+ * value of the first member named keys[i]. RIPPLE_EJSON if p is not an
+ * object. */
+int wh_text_fields(const char *p, size_t n, const char *const *keys, size_t nkeys, wh_span_t *out);
+/* A stand-in for a downstream object: kind, apiVersion and metadata's name,
+ * namespace, uid, resourceVersion, labels, ownerReferences and kind's context
+ * annotation, as in the whole object; nothing else. *out is a new tree. */
+int wh_text_standin(const char *json, size_t len, const char *kind, json_t **out);
+/* What identifies a downstream object's context, read from its text alone:
+ * its name and namespace and its context annotation's value (ctx NULL when
+ * absent). RIPPLE_EJSON when any of it is not plain (escapes, other types,
+ * overlong): then only a stand-in reads it right. */
+typedef struct wh_ident {
+  char name[256], ns[64];
+  const char *ctx; /* into the text */
+  size_t ctx_len;
+} wh_ident_t;
+int wh_text_ident(const char *json, size_t len, const char *kind, wh_ident_t *out);
+/* The whole object as a tree with its kind (wh_ensure_kind), or NULL. */
+json_t *wh_text_tree(const char *json, size_t len, const char *kind);
+/* Reads of related objects, as text: through the options' text lookup, or
+ * their tree lookup's objects serialised (lookup.c). */
+void wh_lookup_get(const wh_t *w, const char *kind, const char *ns, const char *name, wh_text_fn fn,
+                   void *fud);
+void wh_lookup_by_owner(const wh_t *w, const char *kind, const char *uid, wh_text_fn fn, void *fud);
+void wh_lookup_select(const wh_t *w, const char *kind, const char *ns, const char *selector,
+                      wh_text_fn fn, void *fud);
+
+/* The contexts of the objects related to the write (sources.c). */
+typedef struct wh_sources {
+  ripple_ctx_t ctx[WH_SOURCES_MAX];
+  size_t n;
+  size_t skipped; /* related objects beyond WH_SOURCES_MAX */
+} wh_sources_t;
+void wh_sources_gather(wh_t *w, const wh_review_t *r, const json_t *obj, const char *kind,
+                       int64_t now, wh_sources_t *s);
+/* The context of a related object: the webhook's recent memory first, then
+ * the object's annotation. RIPPLE_ENOENT when it has none. */
+int wh_related_ctx(wh_t *w, const json_t *obj, const char *kind, int64_t now, ripple_ctx_t *out);
+
+/* Make mergelogs from the tracer carry the writer's name, or none at all for
+ * a dry run: per thread, for the duration of one decision. */
+void wh_sink_scope(const char *component, int quiet);
+
+#endif
