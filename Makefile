@@ -49,8 +49,8 @@ build-tsan: deps
 lab: deps
 	@lab/build.sh >/dev/null
 
-demo: build
-	@scripts/demo $(BUILD)/release
+demo: build lab
+	@scripts/with-lab scripts/demo $(BUILD)/release
 
 test-dev: build-dev
 	@cd $(BUILD)/dev && ctest --output-on-failure -LE lab -j $(JOBS)
@@ -81,6 +81,7 @@ bench: build lab
 	@$(BUILD)/release/bench/sim_mergelogs
 	@$(BUILD)/release/bench/bench_kube
 	@scripts/with-lab lab/bench-paper1.sh
+	@scripts/with-lab bench/bench-webhook.sh --build $(BUILD)/release
 	@$(BUILD)/release/bench/bench_server
 	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/bin/ripple-server
 
