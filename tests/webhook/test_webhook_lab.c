@@ -165,33 +165,53 @@ static void create(const char *resource, json_t *o) {
 
 static json_t *pod_names(void) { return lab_names(kc, "pods", ns, "app=web"); }
 
+/* What the trace server holds of a scale's spans. */
+typedef struct scale_spans {
+  const char *x;
+  json_t *fresh; /* the new Pods' names */
+  json_t *spans;
+  size_t ndep, nrs, creates, binds, statuses;
+} scale_spans_t;
+
+static int spans_complete(void *ud) {
+  scale_spans_t *c = ud;
+  json_decref(c->spans);
+  c->spans = trace_get(c->x, "spans");
+  c->ndep = c->nrs = 0;
+  size_t i;
+  const json_t *s;
+  json_array_foreach(json_object_get(c->spans, "spans"), i, s) {
+    c->ndep += !strcmp(sattr(s, "kind"), "Deployment") && !strcmp(sattr(s, "name"), "web");
+    c->nrs += !strcmp(sattr(s, "kind"), "ReplicaSet");
+  }
+  c->creates = count_spans(c->spans, "create pods", NULL);
+  c->binds = count_spans(c->spans, "create pods/binding", c->fresh);
+  c->statuses = count_spans(c->spans, "update pods/status", c->fresh);
+  return c->ndep >= 1 && c->nrs >= 1 && c->creates >= 10 && c->binds == 10 && c->statuses >= 10;
+}
+
 /* The scale's CPID relates to the Deployment, its ReplicaSet, the new Pods. */
 static void check_scale(const char *x, json_t *before) {
-  json_t *rel = trace_get(x, "related"), *spans = trace_get(x, "spans");
+  json_t *rel = trace_get(x, "related");
   json_t *all = pod_names(), *fresh = json_object();
   const char *k;
   json_t *v;
   json_object_foreach(all, k, v) if (!json_object_get(before, k)) json_object_set(fresh, k, v);
   assert_int_equal(json_object_size(fresh), 10);
-  size_t ndep = 0, nrs = 0;
-  size_t i;
-  const json_t *s;
-  json_array_foreach(json_object_get(spans, "spans"), i, s) {
-    ndep += !strcmp(sattr(s, "kind"), "Deployment") && !strcmp(sattr(s, "name"), "web");
-    nrs += !strcmp(sattr(s, "kind"), "ReplicaSet");
-  }
-  assert_true(ndep >= 1);
-  assert_true(nrs >= 1);
-  size_t creates = count_spans(spans, "create pods", NULL);
-  size_t binds = count_spans(spans, "create pods/binding", fresh);
-  size_t statuses = count_spans(spans, "update pods/status", fresh);
+  /* The webhook ships spans in the background: give the last ones time. */
+  scale_spans_t c = {.x = x, .fresh = fresh};
+  lab_wait(spans_complete, &c, 30000);
   fprintf(stderr,
           "# spans of %s: %zu in all, %zu deployment, %zu replicaset, %zu pod creates, "
           "%zu bindings and %zu status writes of the new pods\n",
-          x, json_array_size(json_object_get(spans, "spans")), ndep, nrs, creates, binds, statuses);
-  assert_true(creates >= 10);
-  assert_int_equal(binds, 10);
-  assert_true(statuses >= 10);
+          x, json_array_size(json_object_get(c.spans, "spans")), c.ndep, c.nrs, c.creates, c.binds,
+          c.statuses);
+  assert_true(c.ndep >= 1);
+  assert_true(c.nrs >= 1);
+  assert_true(c.creates >= 10);
+  assert_int_equal(c.binds, 10);
+  assert_true(c.statuses >= 10);
+  json_t *spans = c.spans;
   /* Each new Pod and the ReplicaSet carry a CPID related to the scale's. */
   char id[RIPPLE_CPID_STRLEN + 1];
   json_object_foreach(fresh, k, v) {
