@@ -9,12 +9,11 @@
  */
 #include "http.h"
 
-#include <arpa/inet.h>
-#include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "httpd.h"
 
 struct wh_http {
   struct MHD_Daemon *d;
@@ -137,35 +136,20 @@ int wh_http_start(const wh_http_opts_t *o, wh_http_t **out, char *err, size_t er
   h->o = *o;
   if (!h->o.max_body) h->o.max_body = 8u << 20;
   if (!h->o.max_connections) h->o.max_connections = 256;
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(o->port)};
-  if (inet_pton(AF_INET, o->host, &sa.sin_addr) != 1) {
-    snprintf(err, errcap, "--listen: '%s' is not an IPv4 address", o->host);
+  httpd_opts_t ho = {.host = o->host,
+                     .port = o->port,
+                     .tls_cert = o->tls_cert,
+                     .tls_key = o->tls_key,
+                     .max_connections = (unsigned)h->o.max_connections,
+                     .timeout_s = 60,
+                     .on_request = on_request,
+                     .on_completed = on_completed,
+                     .cls = h};
+  int rc = httpd_start(&ho, &h->d, &h->o.port, err, errcap);
+  if (rc != RIPPLE_OK) {
     free(h);
-    return RIPPLE_EINVAL;
+    return rc;
   }
-  unsigned flags =
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
-  if (o->tls_cert) {
-    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-      snprintf(err, errcap, "this libmicrohttpd was built without TLS");
-      free(h);
-      return RIPPLE_EINVAL;
-    }
-    flags |= MHD_USE_TLS;
-  }
-  h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, &sa,
-                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)h->o.max_connections,
-                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_NOTIFY_COMPLETED,
-                          on_completed, h, o->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
-                          o->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, o->tls_key, MHD_OPTION_END);
-  if (!h->d) {
-    snprintf(err, errcap, "cannot listen on %s:%u (in use, or a bad certificate or key?)", o->host,
-             o->port);
-    free(h);
-    return RIPPLE_ESYS;
-  }
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-  h->o.port = info ? info->port : o->port;
   *out = h;
   return RIPPLE_OK;
 }
