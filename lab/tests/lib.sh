@@ -47,19 +47,22 @@ has_n_ready_pods() {
 }
 
 # new_namespace PREFIX: create a namespace, print its name, and delete it on exit.
-TEST_NAMESPACES=()
+# Callers run it in a command substitution (a subshell), so the names to delete go
+# to a file, not a variable the subshell would lose.
+TEST_NAMESPACES_FILE=$(mktemp /tmp/ripple-lab-test-ns.XXXXXX)
 cleanup_namespaces() {
   local ns
-  for ns in ${TEST_NAMESPACES[@]+"${TEST_NAMESPACES[@]}"}; do
-    k delete namespace "$ns" --wait=false --ignore-not-found >/dev/null 2>&1 || true
-  done
+  while read -r ns; do
+    [[ -n $ns ]] && k delete namespace "$ns" --wait=false --ignore-not-found >/dev/null 2>&1
+  done <"$TEST_NAMESPACES_FILE" || true
+  rm -f "$TEST_NAMESPACES_FILE"
 }
 trap cleanup_namespaces EXIT
 new_namespace() {
   local ns
   ns="$1-$(date +%s)-$$"
   k create namespace "$ns" >/dev/null || fail "could not create namespace $ns"
-  TEST_NAMESPACES+=("$ns")
+  echo "$ns" >>"$TEST_NAMESPACES_FILE"
   # The ServiceAccount controller makes the namespace's default ServiceAccount; Pods need it.
   wait_until "ServiceAccount default in $ns" k -n "$ns" get serviceaccount default
   echo "$ns"
