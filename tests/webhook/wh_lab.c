@@ -139,6 +139,30 @@ void whlab_start(whlab_t *l) {
   fprintf(stderr, "# logs: %s %s\n", l->server.log, l->webhook.log);
 }
 
+typedef struct probe {
+  ripple_kube_client_t *kc;
+  const char *ns;
+} probe_t;
+
+/* A dry-run Service create (nothing is stored, nothing traced): does the
+ * webhook's context come back on it? */
+static int webhook_active(void *ud) {
+  probe_t *p = ud;
+  json_t *svc = lab_json(
+      "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
+      "\"ripple-probe\"},\"spec\":{\"ports\":[{\"port\":80}]}}");
+  ripple_kube_write_opts_t wo = {.dry_run = 1};
+  ripple_kube_status_t st;
+  json_t *out = NULL;
+  int ok = ripple_kube_create(p->kc, lab_resolve(p->kc, "services"), p->ns, svc, &wo, &out, &st) ==
+               RIPPLE_OK &&
+           json_object_get(json_object_get(json_object_get(out, "metadata"), "annotations"),
+                           "cpid.ripple.dev/service") != NULL;
+  json_decref(svc);
+  json_decref(out);
+  return ok;
+}
+
 void whlab_register(whlab_t *l, ripple_kube_client_t *kc, const char *name, const char *ns) {
   FILE *f = fopen(getenv("RIPPLE_LAB_CA"), "rb");
   assert_non_null(f);
@@ -171,6 +195,10 @@ void whlab_register(whlab_t *l, ripple_kube_client_t *kc, const char *name, cons
                                 NULL, NULL, &st));
   json_decref(cfg);
   snprintf(l->name, sizeof l->name, "%s", name);
+  /* The API server picks a new registration up a moment later (longer just
+   * after it restarted): wait until a dry-run write comes back annotated. */
+  probe_t p = {kc, ns};
+  if (!lab_wait(webhook_active, &p, 60000)) fail_msg("the registration %s never took effect", name);
 }
 
 void whlab_unregister(whlab_t *l, ripple_kube_client_t *kc) {
