@@ -112,6 +112,16 @@ int report_png(const char *dir, const hop_result_t *res);
  * "pod-add_to_scheduled", ':' -> '_'. */
 void report_file_name(char *buf, size_t cap, const char *dir, const char *hop, const char *ext);
 
+/* A hop's latencies binned as the histograms draw them: HIST_BINS bins from
+ * its min to its max in ms (a 1 ms range for a single value), and the
+ * y-axis top, a multiple of 4 so the four y ticks are whole counts. */
+enum { HIST_BINS = 30 };
+typedef struct hop_hist {
+  size_t bins[HIST_BINS], ymax;
+  double lo, hi; /* ms */
+} hop_hist_t;
+void hop_hist(const hop_result_t *res, hop_id_t h, hop_hist_t *out);
+
 /* The frame every SVG plot shares (svg.c): a white SVG_W x SVG_H canvas, a
  * title, x and y axes with five ticks each from lo..hi and 0..ymax. */
 enum { SVG_W = 640, SVG_H = 400, SVG_L = 60, SVG_R = 20, SVG_T = 40, SVG_B = 50 };

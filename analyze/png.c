@@ -16,7 +16,7 @@
 #include "analyze.h"
 #include "ripple/ripple.h"
 
-enum { PW = 640, PH = 400, PL = 70, PR = 20, PT = 20, PB = 40, PBINS = 30, FS = 2 };
+enum { PW = 640, PH = 400, PL = 70, PR = 20, PT = 20, PB = 40, FS = 2 };
 
 typedef struct img {
   unsigned char px[PH][PW][3];
@@ -61,8 +61,8 @@ static void text(img_t *im, int x, int y, const char *s, int right) {
 static void draw(img_t *im, const size_t *bins, size_t ymax, double lo, double hi) {
   int w = PW - PL - PR, h = PH - PT - PB;
   fill(im, 0, 0, PW, PH, 0xFFFFFF);
-  for (int b = 0; b < PBINS; b++) {
-    int x0 = PL + w * b / PBINS, x1 = PL + w * (b + 1) / PBINS - 1;
+  for (int b = 0; b < HIST_BINS; b++) {
+    int x0 = PL + w * b / HIST_BINS, x1 = PL + w * (b + 1) / HIST_BINS - 1;
     int bh = (int)((double)h * (double)bins[b] / (double)ymax);
     fill(im, x0, PT + h - bh, x1, PT + h, 0x4878A8);
   }
@@ -125,19 +125,9 @@ static int write_png(const char *path, const img_t *im) {
 }
 
 static int hist_png(const char *path, const hop_result_t *res, hop_id_t h, img_t *im) {
-  const hop_stats_t *s = &res->stats[h];
-  double lo = (double)s->min / 1e6, hi = (double)s->max / 1e6;
-  if (hi <= lo) hi = lo + 1; /* one value: a single bar over a 1 ms range */
-  size_t bins[PBINS] = {0}, ymax = 1;
-  for (size_t i = 0; i < res->n; i++) {
-    if (res->v[i].hop != h) continue;
-    double v = (double)(res->v[i].end - res->v[i].start) / 1e6;
-    int b = (int)((v - lo) / (hi - lo) * PBINS);
-    b = b < 0 ? 0 : b >= PBINS ? PBINS - 1 : b;
-    if (++bins[b] > ymax) ymax = bins[b];
-  }
-  ymax = (ymax + 3) / 4 * 4; /* whole counts on the four y ticks */
-  draw(im, bins, ymax, lo, hi);
+  hop_hist_t hist;
+  hop_hist(res, h, &hist);
+  draw(im, hist.bins, hist.ymax, hist.lo, hist.hi);
   return write_png(path, im);
 }
 

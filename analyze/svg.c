@@ -13,8 +13,6 @@
 #include "analyze.h"
 #include "ripple/ripple.h"
 
-enum { BINS = 30 };
-
 void report_file_name(char *buf, size_t cap, const char *dir, const char *hop, const char *ext) {
   size_t n = (size_t)snprintf(buf, cap, "%s/", dir);
   for (const char *p = hop; *p && n + 5 < cap; p++) {
@@ -56,25 +54,32 @@ void svg_axes(FILE *f, const char *title, const char *xlabel, const char *ylabel
           SVG_L + pw / 2, SVG_H - 10, xlabel, SVG_T + ph / 2, SVG_T + ph / 2, ylabel);
 }
 
-static int write_hist(const char *path, const char *title, const hop_result_t *res, hop_id_t h) {
+void hop_hist(const hop_result_t *res, hop_id_t h, hop_hist_t *out) {
   const hop_stats_t *s = &res->stats[h];
-  double lo = (double)s->min / 1e6, hi = (double)s->max / 1e6;
-  if (hi <= lo) hi = lo + 1; /* one value: a single bar over a 1 ms range */
-  size_t bins[BINS] = {0}, ymax = 1;
+  memset(out, 0, sizeof *out);
+  out->lo = (double)s->min / 1e6, out->hi = (double)s->max / 1e6;
+  if (out->hi <= out->lo) out->hi = out->lo + 1; /* one value: a single bar over 1 ms */
+  out->ymax = 1;
   for (size_t i = 0; i < res->n; i++) {
     if (res->v[i].hop != h) continue;
     double v = (double)(res->v[i].end - res->v[i].start) / 1e6;
-    int b = (int)((v - lo) / (hi - lo) * BINS);
-    if (b >= BINS) b = BINS - 1;
-    if (b < 0) b = 0;
-    if (++bins[b] > ymax) ymax = bins[b];
+    int b = (int)((v - out->lo) / (out->hi - out->lo) * HIST_BINS);
+    b = b < 0 ? 0 : b >= HIST_BINS ? HIST_BINS - 1 : b;
+    if (++out->bins[b] > out->ymax) out->ymax = out->bins[b];
   }
-  ymax = (ymax + 3) / 4 * 4; /* whole counts on the four y ticks */
+  out->ymax = (out->ymax + 3) / 4 * 4;
+}
+
+static int write_hist(const char *path, const char *title, const hop_result_t *res, hop_id_t h) {
+  hop_hist_t hist;
+  hop_hist(res, h, &hist);
+  const size_t *bins = hist.bins, ymax = hist.ymax;
+  double lo = hist.lo, hi = hist.hi;
   FILE *f = fopen(path, "w");
   if (!f) return RIPPLE_ESYS;
   svg_axes(f, title, "latency (ms)", "count", lo, hi, (double)ymax);
-  double pw = SVG_W - SVG_L - SVG_R, ph = SVG_H - SVG_T - SVG_B, bw = pw / BINS;
-  for (int b = 0; b < BINS; b++) {
+  double pw = SVG_W - SVG_L - SVG_R, ph = SVG_H - SVG_T - SVG_B, bw = pw / HIST_BINS;
+  for (int b = 0; b < HIST_BINS; b++) {
     if (!bins[b]) continue;
     double bh = ph * (double)bins[b] / (double)ymax;
     fprintf(f,

@@ -414,6 +414,21 @@ static void outputs_written(void **state) {
   assert_int_equal(json_integer_value(json_object_get(h, "count")), 3);
   assert_true(json_real_value(json_object_get(h, "p50_ms")) == 50.0);
   json_decref(doc);
+  /* The bins both histogram writers draw: every instance in one bin, the
+   * range from min to max, the y top a multiple of 4 above the tallest bin. */
+  for (int id = 0; id < HOP_COUNT; id++) {
+    if (!res.stats[id].count) continue;
+    hop_hist_t hist;
+    hop_hist(&res, (hop_id_t)id, &hist);
+    size_t total = 0, tallest = 0;
+    for (int b = 0; b < HIST_BINS; b++) {
+      total += hist.bins[b];
+      if (hist.bins[b] > tallest) tallest = hist.bins[b];
+    }
+    assert_int_equal(total, res.stats[id].count);
+    assert_true(hist.ymax >= tallest && hist.ymax % 4 == 0);
+    assert_true(hist.lo == (double)res.stats[id].min / 1e6 && hist.hi > hist.lo);
+  }
   assert_int_equal(report_svg(svgdir, &res), RIPPLE_OK);
   snprintf(svg, sizeof svg, "%s/pod-add_to_scheduled.svg", svgdir);
   struct stat st;
