@@ -1,7 +1,8 @@
 /*
  * cache.h - the informers that hold the objects the relation rules need
- * (Pods, Services, ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs),
- * served to the engine as its lookup (wh.h). A restarted webhook lists them
+ * (Pods, Services, ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs,
+ * and any kind met as a controlling owner), served to the engine as its
+ * lookup (wh.h). The client is borrowed and must outlive the cache. A restarted webhook lists them
  * again and so knows every object's context again.
  */
 #ifndef RIPPLE_WEBHOOK_CACHE_H
@@ -20,8 +21,8 @@ int wh_cache_start(ripple_kube_client_t *c, wh_cache_t **out, char *err, size_t 
 void wh_cache_free(wh_cache_t *k);
 /* 1 when every informer has delivered its initial list. */
 int wh_cache_ready(wh_cache_t *k);
-wh_lookup_t wh_cache_lookup(wh_cache_t *k);
-/* The same reads as text: what the engine uses (wh.h). */
+/* The reads the engine uses (wh.h), as text; want() starts watching a kind
+ * met as an owner (custom resources included) in the background. */
 wh_text_lookup_t wh_cache_text_lookup(wh_cache_t *k);
 void wh_cache_stats(wh_cache_t *k, uint64_t *informers, uint64_t *objects);
 

@@ -6,14 +6,18 @@
  * under the Pod's key, because the API server copies a Binding's annotations
  * onto the Pod; a scale write keeps nothing but spec.replicas, so its context
  * is only remembered (memo.h) for the controller that reacts to it; deletes
- * and other subresources carry nothing.
+ * and other subresources carry nothing; deletes get their cause's context in
+ * their span (deletes.c).
  *
  * Then who wrote (users.c). A person's or CI's write is a root change: it
  * keeps the CPID its client put in the annotation in this very write, or gets
  * a fresh one, and either way a root mergelog goes out. A controller's write
  * merges the object's previous context with the contexts of the objects it
  * was caused by (sources.c) through ripple_merge, which reuses a CPID
- * whenever one descends from all the others: the answer is idempotent.
+ * whenever one descends from all the others: the answer is idempotent. A
+ * controller's write with no traced source at all (a CronJob's tick, a
+ * resync of an object nobody traced) starts a root of its own, marked
+ * spontaneous.
  */
 #include <stdio.h>
 #include <string.h>
@@ -78,9 +82,7 @@ static int patch_object(const json_t *obj, const char *kind, wh_decision_t *d) {
   return rc;
 }
 
-/* The object's own annotation in this write; counts a malformed one. */
-static int own_ctx(wh_t *w, const json_t *obj, const char *kind, wh_decision_t *d,
-                   ripple_ctx_t *out) {
+int wh_own_ctx(wh_t *w, const json_t *obj, const char *kind, wh_decision_t *d, ripple_ctx_t *out) {
   int rc = obj ? wh_obj_ctx(obj, kind, ripple_tracer_max_ancestors(w->tracer), out) : RIPPLE_ENOENT;
   if (rc == RIPPLE_EBADCTX || rc == RIPPLE_EVERSION || rc == RIPPLE_EINVAL) {
     d->bad_annotation = 1;
@@ -89,24 +91,34 @@ static int own_ctx(wh_t *w, const json_t *obj, const char *kind, wh_decision_t *
   return rc;
 }
 
+int wh_decide_new_root(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
+  ripple_objref_t ref = objref(r, d);
+  memset(&d->ctx, 0, sizeof d->ctx);
+  int rc = ripple_root(w->tracer, &ref, &d->ctx);
+  if (rc != RIPPLE_OK) return rc;
+  d->traced = 1;
+  d->how = RIPPLE_MERGE_NEW;
+  return RIPPLE_OK;
+}
+
 static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, wh_decision_t *d) {
   ripple_ctx_t client, old;
   const json_t *obj = r->object;
-  int crc = c == CARRY_REMEMBER ? RIPPLE_ENOENT : own_ctx(w, obj, d->kind, d, &client);
-  int orc = c == CARRY_OBJECT && r->old ? own_ctx(w, r->old, d->kind, d, &old) : RIPPLE_ENOENT;
+  int crc = c == CARRY_REMEMBER ? RIPPLE_ENOENT : wh_own_ctx(w, obj, d->kind, d, &client);
+  int orc = c == CARRY_OBJECT && r->old ? wh_own_ctx(w, r->old, d->kind, d, &old) : RIPPLE_ENOENT;
   /* Only a CPID set in this very write is the client's; one carried over
    * from the stored object belongs to an earlier change. */
   int by_client = crc == RIPPLE_OK && (orc != RIPPLE_OK || !cpid_eq(&client.cpid, &old.cpid));
-  ripple_objref_t ref = objref(r, d);
-  memset(&d->ctx, 0, sizeof d->ctx);
   if (by_client) {
+    memset(&d->ctx, 0, sizeof d->ctx);
     d->ctx.cpid = client.cpid; /* a root has no ancestors, whatever the client said */
     if (!r->dry_run && w->down.mergelog) {
+      ripple_objref_t ref = objref(r, d);
       ripple_mergelog_t ml = {client.cpid, NULL, 0, now, d->service, &ref};
       w->down.mergelog(w->down.ud, &ml);
     }
   } else {
-    int rc = ripple_root(w->tracer, &ref, &d->ctx);
+    int rc = wh_decide_new_root(w, r, d);
     if (rc != RIPPLE_OK) return rc;
   }
   d->root = d->traced = 1;
@@ -126,56 +138,42 @@ static void take_pod(void *ud, const char *json, size_t len) {
     RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "related_unreadable", "kind=%s", "Pod");
 }
 
-/* The API server names a Pod created with generateName after admission:
- * its name is the prefix (cut at 58 bytes) and 5 random characters. The
- * scheduler binds it within milliseconds, often before the informer has it,
- * so its create's context is also remembered under that prefix (pseudo-kind
- * GEN_KIND) and found from the binding's name. Pods of one prefix created
- * within the memory's 5 s share it; it is the fallback only. */
-#define GEN_KIND "Pod/generateName"
-#define GEN_MAX 58
-#define GEN_RANDOM 5
-
-static void remember_generated_pod(wh_t *w, const wh_review_t *r, const wh_decision_t *d,
-                                   int64_t now) {
-  if (r->op != WH_OP_CREATE || *r->name || strcmp(d->kind, "Pod") != 0 || *r->subresource) return;
-  const json_t *gen = json_object_get(json_object_get(r->object, "metadata"), "generateName");
-  if (!json_is_string(gen) || !json_string_length(gen)) return;
-  char prefix[GEN_MAX + 1];
-  snprintf(prefix, sizeof prefix, "%s", json_string_value(gen));
-  wh_memo_recent_put(w->memo, GEN_KIND, r->ns, prefix, &d->ctx, now);
-}
-
-static void generated_pod_ctx(wh_t *w, const wh_review_t *r, int64_t now, ripple_ctx_t *out) {
-  size_t n = strlen(r->name);
-  char prefix[GEN_MAX + 1];
-  if (n <= GEN_RANDOM || n - GEN_RANDOM > GEN_MAX) return;
-  memcpy(prefix, r->name, n - GEN_RANDOM);
-  prefix[n - GEN_RANDOM] = '\0';
-  if (wh_memo_recent_get(w->memo, GEN_KIND, r->ns, prefix, now, out) != RIPPLE_OK)
-    memset(out, 0, sizeof *out);
+/* The uid a Binding names: the scheduler sets its Pod's (may be ""). */
+static const char *binding_uid(const wh_review_t *r) {
+  const json_t *v = json_object_get(json_object_get(r->object, "metadata"), "uid");
+  return json_is_string(v) ? json_string_value(v) : "";
 }
 
 /* The write's target: its object's previous context, or for a binding the
- * Pod's. *pod receives the Pod (a new reference) for a binding. */
+ * Pod's. For a binding *pod receives the Pod (a new reference), and
+ * *unknown is set when neither memory nor the informer knows the Pod yet
+ * (the scheduler binds within milliseconds of a create). */
 static void target_of(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, wh_decision_t *d,
-                      ripple_ctx_t *target, json_t **pod) {
+                      ripple_ctx_t *target, json_t **pod, int *unknown) {
   memset(target, 0, sizeof *target);
   *pod = NULL;
+  *unknown = 0;
   if (c == CARRY_BINDING) {
-    if (wh_memo_recent_get(w->memo, "Pod", r->ns, r->name, now, target) == RIPPLE_OK) return;
+    const char *uid = binding_uid(r);
+    snprintf(d->uid, sizeof d->uid, "%s", uid);
+    if (wh_memo_recent_get(w->memo, "Pod", r->ns, r->name, uid, now, target) == RIPPLE_OK) return;
     wh_lookup_get(w, "Pod", r->ns, r->name, take_pod, pod);
-    if (*pod) {
-      copy_meta(*pod, d);
-      if (wh_related_ctx(w, *pod, "Pod", now, target) != RIPPLE_OK)
-        memset(target, 0, sizeof *target);
-    } else {
-      generated_pod_ctx(w, r, now, target);
+    const char *puid =
+        *pod ? json_string_value(json_object_get(json_object_get(*pod, "metadata"), "uid")) : NULL;
+    if (*pod && *uid && (!puid || strcmp(puid, uid) != 0)) { /* an older Pod of that name */
+      json_decref(*pod);
+      *pod = NULL;
     }
+    if (!*pod) {
+      *unknown = 1;
+      return;
+    }
+    copy_meta(*pod, d);
+    if (wh_related_ctx(w, *pod, "Pod", now, target) != RIPPLE_OK) memset(target, 0, sizeof *target);
     return;
   }
   ripple_ctx_t old;
-  if (own_ctx(w, r->old, d->kind, d, &old) == RIPPLE_OK) *target = old;
+  if (wh_own_ctx(w, r->old, d->kind, d, &old) == RIPPLE_OK) *target = old;
 }
 
 /* When the write's cause was admitted: the latest of the merged changes for
@@ -193,53 +191,51 @@ static int64_t cause_time(wh_t *w, const wh_decision_t *d, const wh_sources_t *s
   return t > 0 && t <= now ? t : now;
 }
 
+/* A Deployment's annotations are copied onto its ReplicaSet by the
+ * Deployment controller, which writes the ReplicaSet again whenever the copy
+ * differs: a context changed on a status write would cost a write. */
+static int frozen(const wh_t *w, const wh_review_t *r, const wh_decision_t *d) {
+  return !strcmp(d->kind, "Deployment") && !strcmp(r->subresource, "status") &&
+         !w->o.deployment_status_ctx;
+}
+
 static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now,
                              wh_decision_t *d, wh_sources_t *s) {
   ripple_ctx_t target, mine;
   json_t *pod;
-  target_of(w, r, c, now, d, &target, &pod);
-  const json_t *obj = c == CARRY_BINDING ? pod : r->object;
+  int unknown;
+  target_of(w, r, c, now, d, &target, &pod, &unknown);
+  json_decref(pod);
+  if (unknown) { /* its span is decided once the informer has the Pod */
+    d->pending = 1;
+    d->skip = "pending";
+    return RIPPLE_OK;
+  }
   s->n = s->skipped = 0;
-  int mrc = c == CARRY_OBJECT ? own_ctx(w, r->object, d->kind, d, &mine) : RIPPLE_ENOENT;
+  /* A context the writer put in the write itself: an instrumented controller. */
+  int mrc = c != CARRY_REMEMBER ? wh_own_ctx(w, r->object, d->kind, d, &mine) : RIPPLE_ENOENT;
   if (mrc == RIPPLE_OK && !ripple_ctx_equal(&mine, &target)) s->ctx[s->n++] = mine;
-  /* A Deployment's annotations are copied onto its ReplicaSet by the
-   * Deployment controller, which writes the ReplicaSet again whenever the
-   * copy differs: a context changed on a status write would cost a write. */
-  int frozen = !strcmp(d->kind, "Deployment") && !strcmp(r->subresource, "status") &&
-               !w->o.deployment_status_ctx;
-  if (obj && !frozen) wh_sources_gather(w, r, obj, d->kind, now, s);
+  /* A binding is caused by its Pod alone: the owner's newer changes are not
+   * the Pod's, so nothing else is gathered for it. */
+  if (c == CARRY_OBJECT && !frozen(w, r, d)) wh_sources_gather(w, r, r->object, d->kind, now, s);
   const ripple_ctx_t *ptr[WH_SOURCES_MAX];
   for (size_t i = 0; i < s->n; i++) ptr[i] = &s->ctx[i];
   ripple_objref_t ref = objref(r, d);
   int rc = ripple_merge(w->tracer, &target, ptr, s->n, &ref, &d->ctx, &d->how);
-  json_decref(pod);
   if (rc != RIPPLE_OK) return rc;
   if (d->how == RIPPLE_MERGE_NONE) {
-    d->skip = "no_context";
-    if (d->bad_annotation && c == CARRY_OBJECT)
-      return wh_obj_patch_remove(d->kind, &d->patch, &d->patch_len);
-    return RIPPLE_OK;
+    if (frozen(w, r, d)) {
+      d->skip = "no_context";
+      return d->bad_annotation ? wh_obj_patch_remove(d->kind, &d->patch, &d->patch_len) : RIPPLE_OK;
+    }
+    if ((rc = wh_decide_new_root(w, r, d)) != RIPPLE_OK) return rc;
+    d->spontaneous = 1;
   }
   d->traced = 1;
-  d->start_ns = cause_time(w, d, s, now);
+  d->start_ns = d->spontaneous ? now : cause_time(w, d, s, now);
   if (c == CARRY_OBJECT) return patch_object(r->object, d->kind, d);
   if (c == CARRY_BINDING && !ripple_ctx_equal(&d->ctx, &target))
     return patch_object(r->object, d->kind, d);
-  return RIPPLE_OK;
-}
-
-/* Deletes and writes that cannot carry a context: a span when the object
- * has a context, nothing else. */
-static int decide_untraceable(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
-  ripple_ctx_t ctx;
-  const json_t *obj = r->old ? r->old : r->object;
-  if (r->op != WH_OP_DELETE || own_ctx(w, obj, d->kind, d, &ctx) != RIPPLE_OK) {
-    d->skip = "no_carrier";
-    return RIPPLE_OK;
-  }
-  d->ctx = ctx;
-  d->how = RIPPLE_MERGE_UNCHANGED;
-  d->traced = 1;
   return RIPPLE_OK;
 }
 
@@ -252,15 +248,20 @@ int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d) {
   snprintf(d->kind, sizeof d->kind, "%s", kind);
   wh_actor_t actor = wh_users_classify(w->o.users, r->user, d->service, sizeof d->service);
   copy_meta(r->object ? r->object : r->old, d);
-  if (c == CARRY_NONE || (c == CARRY_REMEMBER && actor == WH_ACTOR_CONTROLLER))
-    return decide_untraceable(w, r, d);
-  if (!r->object) {
+  if (r->op != WH_OP_DELETE &&
+      (c == CARRY_NONE || (c == CARRY_REMEMBER && actor == WH_ACTOR_CONTROLLER))) {
+    d->skip = "no_carrier";
+    return RIPPLE_OK;
+  }
+  if (r->op != WH_OP_DELETE && !r->object) {
     d->skip = "no_object";
     return RIPPLE_OK;
   }
   wh_sink_scope(d->service, r->dry_run);
   int rc;
-  if (actor == WH_ACTOR_USER) {
+  if (r->op == WH_OP_DELETE) {
+    rc = wh_decide_delete(w, r, actor, now, d);
+  } else if (actor == WH_ACTOR_USER) {
     rc = decide_root(w, r, c, now, d);
   } else {
     static _Thread_local wh_sources_t s; /* 34 KiB: not on the connection's stack */
@@ -270,8 +271,8 @@ int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d) {
   if (rc != RIPPLE_OK || !d->traced || r->dry_run) return rc;
   /* A new CPID is first admitted now; a kept one keeps its earliest time. */
   wh_memo_cause_put(w->memo, &d->ctx.cpid, d->how == RIPPLE_MERGE_NEW ? now : d->start_ns);
-  wh_memo_recent_put(w->memo, d->kind, r->ns, r->name, &d->ctx, now);
-  remember_generated_pod(w, r, d, now);
+  if (r->op != WH_OP_DELETE)
+    wh_memo_recent_put(w->memo, d->kind, r->ns, r->name, d->uid, &d->ctx, now);
   return RIPPLE_OK;
 }
 

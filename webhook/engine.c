@@ -57,7 +57,18 @@ int wh_new(const wh_opts_t *o, wh_t **out) {
     if ((rc = ripple_rules_new(&w->own_rules)) != RIPPLE_OK) goto fail;
     w->rules = w->own_rules;
   }
-  if ((rc = wh_memo_new(1 << 16, 1 << 14, 5 * 1000000000LL, &w->memo)) != RIPPLE_OK) goto fail;
+  wh_metrics_init(&w->m);
+  w->metrics_ok = 1;
+  /* Objects' recent contexts bridge the informers' lag (milliseconds): 5 s.
+   * Deletions are found by the deletes they cause, which a namespace's or a
+   * large cascade's garbage collection spreads over minutes: 10 min. */
+  wh_memo_opts_t mo = {.causes = 1 << 16,
+                       .recent = 1 << 14,
+                       .deleting = 1 << 13,
+                       .recent_ttl_ns = 5 * 1000000000LL,
+                       .deleting_ttl_ns = 600 * 1000000000LL};
+  if ((rc = wh_memo_new(&mo, &w->memo)) != RIPPLE_OK) goto fail;
+  if ((rc = wh_pending_new(&w->pending)) != RIPPLE_OK) goto fail;
   ripple_tracer_opts_t to = {
       .component = "ripple-webhook",
       .max_ancestors = o->max_ancestors,
@@ -78,6 +89,8 @@ void wh_free(wh_t *w) {
   if (!w) return;
   ripple_tracer_free(w->tracer);
   wh_memo_free(w->memo);
+  wh_pending_free(w->pending);
+  if (w->metrics_ok) wh_metrics_destroy(&w->m);
   ripple_rules_free(w->own_rules);
   for (size_t i = 0; i < WH_EXCLUDE_MAX; i++) free(w->exclude_ns[i]);
   free(w);
@@ -106,18 +119,24 @@ static void span_name(const wh_review_t *r, char *out, size_t cap) {
   snprintf(out, cap, "%s %s%s%s", verb, r->resource, *r->subresource ? "/" : "", r->subresource);
 }
 
-/* The attribute keys are a contract with kubectl-ripple (docs/webhook.md). */
-static void emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t end) {
+/* The attribute keys are a contract with kubectl-ripple (docs/webhook.md):
+ * the first seven always, then subresource, lastCpid and spontaneous when
+ * they apply. */
+void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t end) {
   if (!w->down.span) return;
-  char name[192];
+  char name[192], last[RIPPLE_CPID_STRLEN + 1] = "";
   span_name(r, name, sizeof name);
-  ripple_attr_t attrs[] = {
-      {"kind", d->kind},          {"namespace", r->ns},
-      {"name", r->name},          {"uid", d->uid},
-      {"resourceVersion", d->rv}, {"user", r->user},
-      {"operation", r->op_name},  {"subresource", r->subresource},
+  ripple_attr_t attrs[10] = {
+      {"kind", d->kind},          {"namespace", r->ns}, {"name", r->name},         {"uid", d->uid},
+      {"resourceVersion", d->rv}, {"user", r->user},    {"operation", r->op_name},
   };
-  size_t nattrs = sizeof attrs / sizeof attrs[0] - (*r->subresource ? 0 : 1);
+  size_t nattrs = 7;
+  if (*r->subresource) attrs[nattrs++] = (ripple_attr_t){"subresource", r->subresource};
+  if (d->has_last) {
+    ripple_cpid_format(&d->last, last);
+    attrs[nattrs++] = (ripple_attr_t){"lastCpid", last};
+  }
+  if (d->spontaneous) attrs[nattrs++] = (ripple_attr_t){"spontaneous", "true"};
   ripple_span_rec_t sp = {d->ctx.cpid,
                           span_id(w),
                           0,
@@ -129,6 +148,9 @@ static void emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int
                           nattrs};
   w->down.span(w->down.ud, &sp);
   atomic_fetch_add(&w->m.spans, 1);
+  /* A controller's write with a known cause is a hop. */
+  if (!d->root && !d->spontaneous && d->start_ns < end)
+    wh_metrics_hop(&w->m, d->service, name, end - d->start_ns);
 }
 
 static int bad_request(wh_t *w, const char *msg, sbuf_t *out) {
@@ -146,6 +168,7 @@ static void count(wh_t *w, const wh_decision_t *d) {
   if (d->skip && !d->traced) atomic_fetch_add(&w->m.skipped, 1);
   if (d->patch) atomic_fetch_add(&w->m.patched, 1);
   if (d->bad_annotation) atomic_fetch_add(&w->m.bad_annotations, 1);
+  if (d->spontaneous) atomic_fetch_add(&w->m.spontaneous, 1);
   if (d->root)
     atomic_fetch_add(&w->m.roots, 1);
   else if (d->how == RIPPLE_MERGE_NEW)
@@ -188,7 +211,8 @@ int wh_handle(wh_t *w, const char *body, size_t len, sbuf_t *out) {
     snprintf(warning, sizeof warning, "ripple: cpid %s", id);
   }
   wh_review_respond(out, r.uid, d.patch, d.patch_len, warning);
-  if (d.traced && !r.dry_run) emit_span(w, &r, &d, wh_now(w));
+  if (d.traced && !r.dry_run) wh_emit_span(w, &r, &d, wh_now(w));
+  if (d.pending && !r.dry_run) wh_pending_add(w, &r, &d, wh_now(w));
   count(w, &d);
   /* The time so far (the log line is not part of the answer's cost). */
   if (w->o.log_requests) log_decision(&r, &d, mono_ns() - t0);

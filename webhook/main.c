@@ -10,10 +10,12 @@
  * background. Stops cleanly on SIGINT/SIGTERM.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache.h"
 #include "http.h"
@@ -34,7 +36,9 @@ static void usage(FILE *f) {
           "  --namespace-exclude LIST  namespaces left alone, comma-separated\n"
           "                            (default ripple-system)\n"
           "  --controller-user PAT     also a controller: a user name, or a prefix ending in *\n"
-          "                            (repeatable)\n"
+          "                            (repeatable; every ServiceAccount already is one)\n"
+          "  --root-user PAT           a person after all: its writes start traces, e.g. a CI\n"
+          "                            system's ServiceAccount (repeatable)\n"
           "  --max-ancestors N         ancestors per context (default 10, at most 32)\n"
           "  --deployment-status-ctx   let deployments/status writes change the context (costs\n"
           "                            a ReplicaSet write each: see docs/webhook.md)\n"
@@ -105,6 +109,7 @@ static int parse_option(options_t *o, const char *a, const char *v) {
   if (!strcmp(a, "--trace-server")) return o->trace_server = v, 0;
   if (!strcmp(a, "--namespace-exclude")) return parse_exclude(v, o);
   if (!strcmp(a, "--controller-user")) return wh_users_add(&o->users, v) ? -1 : 0;
+  if (!strcmp(a, "--root-user")) return wh_users_add_root(&o->users, v) ? -1 : 0;
   if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level) ? -1 : 0;
   if (!strcmp(a, "--max-ancestors")) {
     if (parse_uint(v, RIPPLE_ANC_MAX, &n)) return -1;
@@ -155,7 +160,38 @@ typedef struct run {
   wh_cache_t *cache;
   ripple_shipper_t *shipper;
   wh_t *engine;
+  pthread_t ticker;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stop;
 } run_t;
+
+/* What waits for the informers is resolved every WH_TICK_MS (wh.h). */
+static void *tick(void *ud) {
+  run_t *r = ud;
+  pthread_mutex_lock(&r->mu);
+  while (!r->stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += WH_TICK_MS * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    if (r->stop) break;
+    pthread_mutex_unlock(&r->mu);
+    wh_tick(r->engine);
+    pthread_mutex_lock(&r->mu);
+  }
+  pthread_mutex_unlock(&r->mu);
+  return NULL;
+}
+
+static void stop_ticker(run_t *r) {
+  pthread_mutex_lock(&r->mu);
+  r->stop = 1;
+  pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+  pthread_join(r->ticker, NULL);
+}
 
 static int ready(void *ud) {
   run_t *r = ud;
@@ -200,6 +236,9 @@ static int start_cache(const options_t *o, ripple_kube_client_t **client, run_t 
 
 static int serve(options_t *o, const sigset_t *sigs) {
   run_t r = {0};
+  int ticking = 0;
+  pthread_mutex_init(&r.mu, NULL);
+  pthread_cond_init(&r.cv, NULL);
   ripple_kube_client_t *client = NULL;
   int status = 1;
   char err[512];
@@ -216,6 +255,8 @@ static int serve(options_t *o, const sigset_t *sigs) {
   o->wo.text_lookup = r.cache ? wh_cache_text_lookup(r.cache) : (wh_text_lookup_t){0};
   o->wo.log_requests = o->level == RIPPLE_LOG_DEBUG;
   if (wh_new(&o->wo, &r.engine) != RIPPLE_OK) goto done;
+  if (pthread_create(&r.ticker, NULL, tick, &r) != 0) goto done;
+  ticking = 1;
   wh_http_opts_t ho = {o->host, o->port,  o->cert, o->key, o->max_body,
                        0,       r.engine, ready,   gauges, &r};
   wh_http_t *h;
@@ -232,6 +273,9 @@ static int serve(options_t *o, const sigset_t *sigs) {
   wh_http_stop(h);
   status = 0;
 done:
+  if (ticking) stop_ticker(&r);
+  pthread_cond_destroy(&r.cv);
+  pthread_mutex_destroy(&r.mu);
   wh_free(r.engine);
   ripple_shipper_free(r.shipper, 2000);
   wh_cache_free(r.cache);

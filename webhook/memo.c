@@ -1,41 +1,50 @@
 /*
- * memo.c - the causes and recent tables (see memo.h).
+ * memo.c - the causes, recent and deleting tables (see memo.h).
  *
  * causes probes up to PROBES slots from the CPID's hash and, when all are
- * taken, overwrites the oldest of them. recent maps an object to one slot by
- * a seeded 64-bit hash of kind/namespace/name and keeps that hash to tell
- * objects apart; two objects whose hashes collide in all 64 bits would share
- * an entry, which costs a misattributed source, never a crash.
+ * taken, overwrites the oldest of them. recent and deleting are one kind of
+ * table (objtab): an object maps to one slot by a seeded 64-bit hash of its
+ * key, and the entry keeps the whole key's hash and the uid to tell objects
+ * apart. Two keys whose hashes collide in all 64 bits would share an entry;
+ * at 2^-64 per pair that is below any other error of a trace.
  */
 #include "memo.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-enum { PROBES = 8 };
+enum { PROBES = 8, UID_MAX = 48 };
 
 typedef struct cause {
   ripple_cpid_t id;
   int64_t t; /* 0: empty */
 } cause_t;
 
-typedef struct recent {
+typedef struct entry {
   uint64_t key; /* 0: empty */
   int64_t t;
+  char uid[UID_MAX]; /* "" when not known */
   ripple_ctx_t ctx;
-} recent_t;
+} entry_t;
+
+typedef struct objtab {
+  pthread_mutex_t mu;
+  entry_t *e;
+  size_t mask;
+  int64_t ttl;
+} objtab_t;
 
 struct wh_memo {
-  pthread_mutex_t cmu, rmu;
+  pthread_mutex_t cmu;
   cause_t *causes;
   size_t cmask;
-  recent_t *recent;
-  size_t rmask;
-  int64_t ttl;
+  objtab_t recent, deleting;
   uint64_t seed;
+  int ok; /* the mutexes were initialised */
 };
 
 static size_t pow2(size_t n) {
@@ -44,34 +53,45 @@ static size_t pow2(size_t n) {
   return p;
 }
 
-int wh_memo_new(size_t causes, size_t recent, int64_t recent_ttl_ns, wh_memo_t **out) {
-  if (!out) return RIPPLE_EINVAL;
+static int tab_init(objtab_t *t, size_t n, int64_t ttl) {
+  n = pow2(n);
+  if (!(t->e = calloc(n, sizeof *t->e))) return RIPPLE_ENOMEM;
+  t->mask = n - 1;
+  t->ttl = ttl;
+  return RIPPLE_OK;
+}
+
+int wh_memo_new(const wh_memo_opts_t *o, wh_memo_t **out) {
+  if (!o || !out) return RIPPLE_EINVAL;
   wh_memo_t *m = calloc(1, sizeof *m);
   if (!m) return RIPPLE_ENOMEM;
-  size_t nc = pow2(causes), nr = pow2(recent);
+  size_t nc = pow2(o->causes);
   m->causes = calloc(nc, sizeof *m->causes);
-  m->recent = calloc(nr, sizeof *m->recent);
-  if (!m->causes || !m->recent || rnd_bytes(&m->seed, sizeof m->seed) != 0) {
+  if (!m->causes || tab_init(&m->recent, o->recent, o->recent_ttl_ns) ||
+      tab_init(&m->deleting, o->deleting, o->deleting_ttl_ns) ||
+      rnd_bytes(&m->seed, sizeof m->seed) != 0) {
     wh_memo_free(m);
     return RIPPLE_ENOMEM;
   }
   m->cmask = nc - 1;
-  m->rmask = nr - 1;
-  m->ttl = recent_ttl_ns;
   pthread_mutex_init(&m->cmu, NULL);
-  pthread_mutex_init(&m->rmu, NULL);
+  pthread_mutex_init(&m->recent.mu, NULL);
+  pthread_mutex_init(&m->deleting.mu, NULL);
+  m->ok = 1;
   *out = m;
   return RIPPLE_OK;
 }
 
 void wh_memo_free(wh_memo_t *m) {
   if (!m) return;
-  if (m->causes && m->recent) {
+  if (m->ok) {
     pthread_mutex_destroy(&m->cmu);
-    pthread_mutex_destroy(&m->rmu);
+    pthread_mutex_destroy(&m->recent.mu);
+    pthread_mutex_destroy(&m->deleting.mu);
   }
   free(m->causes);
-  free(m->recent);
+  free(m->recent.e);
+  free(m->deleting.e);
   free(m);
 }
 
@@ -112,7 +132,7 @@ int64_t wh_memo_cause_get(wh_memo_t *m, const ripple_cpid_t *id) {
   return t;
 }
 
-/* FNV-1a over the three parts (with separators), then mixed with the seed. */
+/* FNV-1a over the parts (with separators), then mixed with the seed. */
 static uint64_t object_key(const wh_memo_t *m, const char *kind, const char *ns, const char *name) {
   uint64_t h = 14695981039346656037ULL ^ m->seed;
   const char *parts[3] = {kind ? kind : "", ns ? ns : "", name ? name : ""};
@@ -127,29 +147,79 @@ static uint64_t object_key(const wh_memo_t *m, const char *kind, const char *ns,
   return h ? h : 1;
 }
 
+static void tab_put(objtab_t *t, uint64_t k, const char *uid, const ripple_ctx_t *ctx,
+                    int64_t now) {
+  pthread_mutex_lock(&t->mu);
+  entry_t *e = &t->e[k & t->mask];
+  e->key = k;
+  e->t = now;
+  snprintf(e->uid, sizeof e->uid, "%s", uid ? uid : "");
+  e->ctx = *ctx;
+  pthread_mutex_unlock(&t->mu);
+}
+
+static int tab_get(objtab_t *t, uint64_t k, const char *uid, int64_t now, ripple_ctx_t *out) {
+  int rc = RIPPLE_ENOENT;
+  pthread_mutex_lock(&t->mu);
+  const entry_t *e = &t->e[k & t->mask];
+  int same = !uid || !*uid || !e->uid[0] || !strcmp(uid, e->uid);
+  if (e->key == k && now - e->t <= t->ttl && same) {
+    *out = e->ctx;
+    rc = RIPPLE_OK;
+  }
+  pthread_mutex_unlock(&t->mu);
+  return rc;
+}
+
+static void tab_forget(objtab_t *t, uint64_t k) {
+  pthread_mutex_lock(&t->mu);
+  entry_t *e = &t->e[k & t->mask];
+  if (e->key == k) e->key = 0;
+  pthread_mutex_unlock(&t->mu);
+}
+
 void wh_memo_recent_put(wh_memo_t *m, const char *kind, const char *ns, const char *name,
-                        const ripple_ctx_t *ctx, int64_t now) {
-  if (!m || !ctx || !ripple_ctx_is_set(ctx)) return;
-  uint64_t k = object_key(m, kind, ns, name);
-  pthread_mutex_lock(&m->rmu);
-  recent_t *r = &m->recent[k & m->rmask];
-  r->key = k;
-  r->t = now;
-  r->ctx = *ctx;
-  pthread_mutex_unlock(&m->rmu);
+                        const char *uid, const ripple_ctx_t *ctx, int64_t now) {
+  if (!m || !ctx || !ripple_ctx_is_set(ctx) || !name || !*name) return;
+  tab_put(&m->recent, object_key(m, kind, ns, name), uid, ctx, now);
 }
 
 int wh_memo_recent_get(wh_memo_t *m, const char *kind, const char *ns, const char *name,
-                       int64_t now, ripple_ctx_t *out) {
+                       const char *uid, int64_t now, ripple_ctx_t *out) {
   if (!m || !out) return RIPPLE_EINVAL;
-  uint64_t k = object_key(m, kind, ns, name);
-  int rc = RIPPLE_ENOENT;
-  pthread_mutex_lock(&m->rmu);
-  const recent_t *r = &m->recent[k & m->rmask];
-  if (r->key == k && now - r->t <= m->ttl) {
-    *out = r->ctx;
-    rc = RIPPLE_OK;
+  if (!name || !*name) return RIPPLE_ENOENT;
+  return tab_get(&m->recent, object_key(m, kind, ns, name), uid, now, out);
+}
+
+void wh_memo_recent_forget(wh_memo_t *m, const char *kind, const char *ns, const char *name) {
+  if (m && name && *name) tab_forget(&m->recent, object_key(m, kind, ns, name));
+}
+
+/* Namespaces by name (see memo.h), everything else by uid alone. */
+static int deleting_key(const wh_memo_t *m, const char *kind, const char *name, const char *uid,
+                        uint64_t *k) {
+  if (kind && !strcmp(kind, "Namespace") && name && *name) {
+    *k = object_key(m, "Namespace", "", name);
+    return 1;
   }
-  pthread_mutex_unlock(&m->rmu);
-  return rc;
+  if (!uid || !*uid) return 0;
+  *k = object_key(m, "", "", uid);
+  return 1;
+}
+
+void wh_memo_deleting_put(wh_memo_t *m, const char *kind, const char *name, const char *uid,
+                          const ripple_ctx_t *ctx, int64_t now) {
+  uint64_t k;
+  if (!m || !ctx || !ripple_ctx_is_set(ctx) || !deleting_key(m, kind, name, uid, &k)) return;
+  tab_put(&m->deleting, k, uid, ctx, now);
+}
+
+int wh_memo_deleting_get(wh_memo_t *m, const char *kind, const char *name, const char *uid,
+                         int64_t now, ripple_ctx_t *out) {
+  uint64_t k;
+  if (!m || !out) return RIPPLE_EINVAL;
+  if (!deleting_key(m, kind, name, uid, &k)) return RIPPLE_ENOENT;
+  /* A namespace's entry is found by name from the objects inside it, which do not know its
+   * uid; an object's by its uid, which is the key. */
+  return tab_get(&m->deleting, k, NULL, now, out);
 }

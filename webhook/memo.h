@@ -4,16 +4,32 @@
  * causes: CPID -> when a write carrying it was first admitted. A span's start
  *   is the admission time of its cause, so the trace shows how long each
  *   component took to react.
- * recent: object (kind, namespace, name) -> the context the webhook last gave
- *   it. The informers' caches lag the API server by a few milliseconds, and a
- *   controller often writes the next object before they catch up (the
- *   scheduler binds a Pod right after its create); a write that cannot carry
- *   an annotation (a deployments/scale) is remembered here only. Entries
- *   older than the TTL are ignored, so the informers stay the source of truth.
+ * recent: object (kind, namespace, name, uid) -> the context the webhook last
+ *   gave it. The informers' caches lag the API server by a few milliseconds,
+ *   and a controller often writes the next object before they catch up; a
+ *   write that cannot carry an annotation (a deployments/scale) is remembered
+ *   here only. Entries older than the TTL are ignored, so the informers stay
+ *   the source of truth.
+ * deleting: object -> the CPID of the change that is deleting it (a person's
+ *   delete, or the cause of a controller's), for the deletes that follow from
+ *   it: the garbage collector's of its dependents, the kubelet's final delete
+ *   of a Pod, the namespace controller's of a namespace's contents.
  *
- * Both are open-addressed tables of a fixed size, set at creation, that
+ * A remembered context becomes a source of another write, so its key must
+ * name one object and nothing else (a false key merges unrelated changes):
+ *   - an object is keyed by its name, never by "" (a create with
+ *     generateName has no name at admission: such creates are not
+ *     remembered at all);
+ *   - the uid is kept with the entry when known, and a read that knows the
+ *     uid too gets nothing when they differ (a new object of the same name);
+ *   - a delete forgets the object's entry (wh_memo_recent_forget), so a
+ *     re-created object of the same name never inherits its predecessor's;
+ *   - deleting is keyed by uid, except for Namespaces, keyed by name: a
+ *     namespace cannot be created again until its deletion is complete.
+ *
+ * The tables are open-addressed, of a fixed size set at creation, and
  * overwrite their oldest entries: no allocation after creation, one mutex
- * each (held for a few hundred nanoseconds).
+ * each (held for a few hundred nanoseconds). Strings are copied.
  */
 #ifndef RIPPLE_WEBHOOK_MEMO_H
 #define RIPPLE_WEBHOOK_MEMO_H
@@ -25,8 +41,12 @@
 
 typedef struct wh_memo wh_memo_t;
 
-/* causes and recent: entries of each table (rounded up to a power of two). */
-int wh_memo_new(size_t causes, size_t recent, int64_t recent_ttl_ns, wh_memo_t **out);
+typedef struct wh_memo_opts {
+  size_t causes, recent, deleting; /* entries of each table (rounded up to a power of two) */
+  int64_t recent_ttl_ns, deleting_ttl_ns;
+} wh_memo_opts_t;
+
+int wh_memo_new(const wh_memo_opts_t *o, wh_memo_t **out);
 void wh_memo_free(wh_memo_t *m);
 
 /* Remember t for id unless an earlier time is known. */
@@ -34,10 +54,21 @@ void wh_memo_cause_put(wh_memo_t *m, const ripple_cpid_t *id, int64_t t);
 /* The time for id; 0 when unknown. */
 int64_t wh_memo_cause_get(wh_memo_t *m, const ripple_cpid_t *id);
 
+/* Remember ctx for the object; nothing when name is empty. uid may be "" or
+ * NULL (a create: the API server gives the uid after admission). */
 void wh_memo_recent_put(wh_memo_t *m, const char *kind, const char *ns, const char *name,
-                        const ripple_ctx_t *ctx, int64_t now);
-/* RIPPLE_OK and *out when known and younger than the TTL, else RIPPLE_ENOENT. */
+                        const char *uid, const ripple_ctx_t *ctx, int64_t now);
+/* RIPPLE_OK and *out when the object is known, younger than the TTL and of
+ * the same uid (when both are known); else RIPPLE_ENOENT. */
 int wh_memo_recent_get(wh_memo_t *m, const char *kind, const char *ns, const char *name,
-                       int64_t now, ripple_ctx_t *out);
+                       const char *uid, int64_t now, ripple_ctx_t *out);
+void wh_memo_recent_forget(wh_memo_t *m, const char *kind, const char *ns, const char *name);
+
+/* The change deleting the object with this uid (or the Namespace of this
+ * name: kind "Namespace", uid NULL). */
+void wh_memo_deleting_put(wh_memo_t *m, const char *kind, const char *name, const char *uid,
+                          const ripple_ctx_t *ctx, int64_t now);
+int wh_memo_deleting_get(wh_memo_t *m, const char *kind, const char *name, const char *uid,
+                         int64_t now, ripple_ctx_t *out);
 
 #endif

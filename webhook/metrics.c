@@ -5,10 +5,58 @@
 #include "metrics.h"
 
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 
 /* Seconds; the target is p99 under 1 ms, so the buckets are fine below it. */
 static const double bounds[WH_HIST_BUCKETS] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
                                                0.005,   0.01,   0.025,   0.05,   0.1,   1};
+
+/* Hops range from milliseconds (a controller's next write) to minutes (a
+ * CronJob's, a slow rollout's). */
+static const double hop_bounds[WH_HOP_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                  0.25,  0.5,    1,     2.5,  5,     10,   60};
+
+void wh_metrics_init(wh_metrics_t *m) { pthread_mutex_init(&m->hop_mu, NULL); }
+void wh_metrics_destroy(wh_metrics_t *m) { pthread_mutex_destroy(&m->hop_mu); }
+
+/* The series of (component, write); the last slot is "other" for all the
+ * rest once the table is full, so a hostile writer cannot grow it. */
+static wh_hop_series_t *hop_series(wh_metrics_t *m, const char *component, const char *write) {
+  wh_hop_series_t *s = NULL;
+  pthread_mutex_lock(&m->hop_mu);
+  for (size_t i = 0; i < WH_HOP_SERIES - 1 && !s; i++) {
+    wh_hop_series_t *c = &m->hops[i];
+    if (!c->component[0]) {
+      snprintf(c->component, sizeof c->component, "%s", component);
+      snprintf(c->write, sizeof c->write, "%s", write);
+      s = c;
+    } else if (!strncmp(c->component, component, sizeof c->component - 1) &&
+               !strncmp(c->write, write, sizeof c->write - 1)) {
+      s = c;
+    }
+  }
+  if (!s) {
+    s = &m->hops[WH_HOP_SERIES - 1];
+    if (!s->component[0]) {
+      snprintf(s->component, sizeof s->component, "other");
+      snprintf(s->write, sizeof s->write, "other");
+    }
+  }
+  pthread_mutex_unlock(&m->hop_mu);
+  return s;
+}
+
+void wh_metrics_hop(wh_metrics_t *m, const char *component, const char *write, int64_t ns) {
+  if (!component || !*component || !write || ns < 0) return;
+  wh_hop_series_t *s = hop_series(m, component, write);
+  double sec = (double)ns / 1e9;
+  int b = 0;
+  while (b < WH_HOP_BUCKETS && sec > hop_bounds[b]) b++;
+  atomic_fetch_add(&s->b[b], 1);
+  atomic_fetch_add(&s->sum_ns, (uint64_t)ns);
+  atomic_fetch_add(&s->count, 1);
+}
 
 void wh_metrics_observe(wh_metrics_t *m, int64_t ns) {
   double s = (double)ns / 1e9;
@@ -42,6 +90,56 @@ static void histogram(wh_metrics_t *m, sbuf_t *o) {
   sbuf_printf(o, "%s_count %" PRIu64 "\n", n, (uint64_t)atomic_load(&m->hist_count));
 }
 
+/* A label value in Prometheus' text format: \\, \" and \n escaped. */
+static void label(sbuf_t *o, const char *v) {
+  for (; *v; v++) {
+    if (*v == '\\' || *v == '"')
+      sbuf_putc(o, '\\'), sbuf_putc(o, *v);
+    else if (*v == '\n')
+      sbuf_puts(o, "\\n");
+    else
+      sbuf_putc(o, *v);
+  }
+}
+
+static void hop_labels(sbuf_t *o, const wh_hop_series_t *s) {
+  sbuf_puts(o, "component=\"");
+  label(o, s->component);
+  sbuf_puts(o, "\",write=\"");
+  label(o, s->write);
+  sbuf_puts(o, "\"");
+}
+
+static void hops(wh_metrics_t *m, sbuf_t *o) {
+  const char *n = "ripple_hop_seconds";
+  sbuf_printf(o,
+              "# HELP %s Time from a traced change's admission to a controller's write it "
+              "caused.\n# TYPE %s histogram\n",
+              n, n);
+  for (size_t i = 0; i < WH_HOP_SERIES; i++) {
+    wh_hop_series_t *s = &m->hops[i];
+    pthread_mutex_lock(&m->hop_mu);
+    int used = s->component[0] != '\0';
+    pthread_mutex_unlock(&m->hop_mu);
+    if (!used) continue;
+    uint64_t cum = 0;
+    for (int b = 0; b <= WH_HOP_BUCKETS; b++) {
+      cum += atomic_load(&s->b[b]);
+      sbuf_printf(o, "%s_bucket{", n);
+      hop_labels(o, s);
+      if (b < WH_HOP_BUCKETS)
+        sbuf_printf(o, ",le=\"%g\"} %" PRIu64 "\n", hop_bounds[b], cum);
+      else
+        sbuf_printf(o, ",le=\"+Inf\"} %" PRIu64 "\n", cum);
+    }
+    sbuf_printf(o, "%s_sum{", n);
+    hop_labels(o, s);
+    sbuf_printf(o, "} %.9f\n%s_count{", (double)atomic_load(&s->sum_ns) / 1e9, n);
+    hop_labels(o, s);
+    sbuf_printf(o, "} %" PRIu64 "\n", (uint64_t)atomic_load(&s->count));
+  }
+}
+
 void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   counter(o, "ripple_webhook_requests_total", "Admission requests answered.",
           atomic_load(&m->requests));
@@ -65,6 +163,18 @@ void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   counter(o, "ripple_webhook_spans_total", "Spans emitted.", atomic_load(&m->spans));
   counter(o, "ripple_webhook_errors_total", "Internal failures (the write was allowed unchanged).",
           atomic_load(&m->errors));
+  counter(o, "ripple_webhook_spontaneous_total",
+          "Controllers' writes with no traced source, made roots of their own.",
+          atomic_load(&m->spontaneous));
+  counter(o, "ripple_webhook_deletes_caused_total",
+          "Deletes traced under their cause's context (owner, namespace, deletion).",
+          atomic_load(&m->deletes_caused));
+  counter(o, "ripple_webhook_pending_resolved_total",
+          "Bindings whose span waited until the informer had their Pod.",
+          atomic_load(&m->pending_resolved));
+  counter(o, "ripple_webhook_pending_dropped_total",
+          "Bindings whose Pod never reached the informer in time (span not sent).",
+          atomic_load(&m->pending_dropped));
   counter(o, "ripple_webhook_shipper_enqueued_total", "Records queued for the trace server.",
           g->shipper_enqueued);
   counter(o, "ripple_webhook_shipper_sent_total", "Records the trace server acknowledged.",
@@ -79,4 +189,5 @@ void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   gauge(o, "ripple_webhook_informer_objects", "Objects in the informers' caches.",
         g->informer_objects);
   histogram(m, o);
+  hops(m, o);
 }

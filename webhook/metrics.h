@@ -1,30 +1,52 @@
 /*
- * metrics.h - the webhook's counters and its latency histogram, exposed in
- * Prometheus' text format on GET /metrics. Updates are lock-free atomics.
+ * metrics.h - the webhook's counters, its latency histogram and the hop
+ * histograms, exposed in Prometheus' text format on GET /metrics. Counter
+ * updates are lock-free atomics; a hop series is found under a mutex.
+ *
+ * ripple_hop_seconds{component,write}: for each write a controller made
+ * because of a traced change, the time from the admission of that change to
+ * the write's admission, so an operator can alert on a slow controller
+ * without opening a trace. Series are created on first use, at most
+ * WH_HOP_SERIES (then counted under component="other",write="other").
  */
 #ifndef RIPPLE_WEBHOOK_METRICS_H
 #define RIPPLE_WEBHOOK_METRICS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include "internal.h"
 
 #define WH_HIST_BUCKETS 12
+#define WH_HOP_BUCKETS 14
+#define WH_HOP_SERIES 256
+
+typedef struct wh_hop_series {
+  char component[64], write[96]; /* "" component: a free slot */
+  atomic_uint_fast64_t b[WH_HOP_BUCKETS + 1];
+  atomic_uint_fast64_t sum_ns, count;
+} wh_hop_series_t;
 
 typedef struct wh_metrics {
-  atomic_uint_fast64_t requests;        /* admission requests answered (200) */
-  atomic_uint_fast64_t bad_requests;    /* bodies refused with a 4xx */
-  atomic_uint_fast64_t skipped;         /* excluded or untraceable writes */
-  atomic_uint_fast64_t patched;         /* answers that carried a patch */
-  atomic_uint_fast64_t roots;           /* root changes (users' writes) */
-  atomic_uint_fast64_t merges;          /* merges that made a new CPID */
-  atomic_uint_fast64_t reused;          /* merges answered by an existing CPID */
-  atomic_uint_fast64_t bad_annotations; /* malformed own annotations replaced */
-  atomic_uint_fast64_t spans;           /* spans emitted */
-  atomic_uint_fast64_t errors;          /* internal failures (answered allowed, unpatched) */
+  atomic_uint_fast64_t requests;         /* admission requests answered (200) */
+  atomic_uint_fast64_t bad_requests;     /* bodies refused with a 4xx */
+  atomic_uint_fast64_t skipped;          /* excluded or untraceable writes */
+  atomic_uint_fast64_t patched;          /* answers that carried a patch */
+  atomic_uint_fast64_t roots;            /* root changes (users' writes) */
+  atomic_uint_fast64_t merges;           /* merges that made a new CPID */
+  atomic_uint_fast64_t reused;           /* merges answered by an existing CPID */
+  atomic_uint_fast64_t bad_annotations;  /* malformed own annotations replaced */
+  atomic_uint_fast64_t spans;            /* spans emitted */
+  atomic_uint_fast64_t errors;           /* internal failures (answered allowed, unpatched) */
+  atomic_uint_fast64_t spontaneous;      /* controllers' writes with no traced source: roots */
+  atomic_uint_fast64_t deletes_caused;   /* deletes whose span carries their cause's context */
+  atomic_uint_fast64_t pending_resolved; /* bindings whose span waited for their Pod */
+  atomic_uint_fast64_t pending_dropped;  /* ... and never found it (or the queue was full) */
   atomic_uint_fast64_t hist[WH_HIST_BUCKETS + 1];
   atomic_uint_fast64_t hist_sum_ns, hist_count;
+  pthread_mutex_t hop_mu; /* taken to find or add a series */
+  wh_hop_series_t hops[WH_HOP_SERIES];
 } wh_metrics_t;
 
 /* Gauges and counters owned by others, read when /metrics is asked. */
@@ -35,7 +57,11 @@ typedef struct wh_gauges {
   uint64_t informers, informer_objects;
 } wh_gauges_t;
 
+void wh_metrics_init(wh_metrics_t *m);
+void wh_metrics_destroy(wh_metrics_t *m);
 void wh_metrics_observe(wh_metrics_t *m, int64_t ns);
+/* One hop of component's write ("update pods/status") that took ns. */
+void wh_metrics_hop(wh_metrics_t *m, const char *component, const char *write, int64_t ns);
 void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *out);
 
 #endif

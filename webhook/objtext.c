@@ -186,22 +186,27 @@ int wh_text_ident(const char *json, size_t len, const char *kind, wh_ident_t *ou
   int rc = ripple_annotation_key(kind, key, sizeof key);
   if (rc != RIPPLE_OK) return rc;
   static const char *const top[1] = {"metadata"};
-  static const char *const names[3] = {"name", "namespace", "annotations"};
+  static const char *const names[4] = {"name", "namespace", "uid", "annotations"};
   const char *keys[1] = {key};
-  wh_span_t meta, f[3], v = {NULL, 0};
+  wh_span_t meta, f[4], v = {NULL, 0};
   if ((rc = wh_text_fields(json, len, top, 1, &meta)) != RIPPLE_OK) return rc;
   if (!is_object(meta)) return RIPPLE_EJSON;
-  if ((rc = wh_text_fields(meta.p, meta.n, names, 3, f)) != RIPPLE_OK) return rc;
-  if (is_object(f[2]) && (rc = wh_text_fields(f[2].p, f[2].n, keys, 1, &v)) != RIPPLE_OK) return rc;
-  size_t nn = 0, nsn = 0;
+  if ((rc = wh_text_fields(meta.p, meta.n, names, 4, f)) != RIPPLE_OK) return rc;
+  if (is_object(f[3]) && (rc = wh_text_fields(f[3].p, f[3].n, keys, 1, &v)) != RIPPLE_OK) return rc;
+  size_t nn = 0, nsn = 0, un = 0;
   const char *name = f[0].p ? plain_str(f[0], &nn) : "";
   const char *ns = f[1].p ? plain_str(f[1], &nsn) : "";
-  if (!name || !ns || nn >= sizeof out->name || nsn >= sizeof out->ns) return RIPPLE_EJSON;
+  const char *uid = f[2].p ? plain_str(f[2], &un) : "";
+  if (!name || !ns || !uid || nn >= sizeof out->name || nsn >= sizeof out->ns ||
+      un >= sizeof out->uid)
+    return RIPPLE_EJSON;
   if (v.p && !plain_str(v, &out->ctx_len)) return RIPPLE_EJSON;
   memcpy(out->name, name, nn);
   out->name[nn] = '\0';
   memcpy(out->ns, ns, nsn);
   out->ns[nsn] = '\0';
+  memcpy(out->uid, uid, un);
+  out->uid[un] = '\0';
   out->ctx = v.p ? v.p + 1 : NULL;
   if (!v.p) out->ctx_len = 0;
   return RIPPLE_OK;

@@ -5,12 +5,14 @@
  * Candidates come from the lookup's indexes (owner uid, label selector, name);
  * each one is then confirmed by the relation rules shared with `ripple
  * analyze` (lib/rules), so the rules, not this file, say what is related:
- *   - the controlling owner (main resource writes and creates only: a status
- *     write reports on the object's children, not on its owner's intent);
+ *   - the controlling owner, of any kind, custom resources included (main
+ *     resource writes and creates only: a status write reports on the
+ *     object's children, not on its owner's intent);
  *   - Endpoints and EndpointSlices: their Service and the Pods it selects;
  *   - status of ReplicaSets, Deployments, StatefulSets, DaemonSets and Jobs:
  *     their children (Pods, or the Deployment's ReplicaSets);
- *   - the webhook's own recent memory of the object (a scale it remembered).
+ *   - the webhook's own recent memory of the object (a scale it remembered),
+ *     found only by the object's own name and uid (memo.h).
  * Contexts that repeat a CPID already gathered are skipped, so a Service over
  * fifty Pods of one change costs one source. Objects come as text: the many
  * downstream ones (Pods, children) are read as stand-ins of their metadata,
@@ -42,8 +44,8 @@ static const char *meta_str(const json_t *obj, const char *key) {
 }
 
 int wh_related_ctx(wh_t *w, const json_t *obj, const char *kind, int64_t now, ripple_ctx_t *out) {
-  if (wh_memo_recent_get(w->memo, kind, meta_str(obj, "namespace"), meta_str(obj, "name"), now,
-                         out) == RIPPLE_OK)
+  if (wh_memo_recent_get(w->memo, kind, meta_str(obj, "namespace"), meta_str(obj, "name"),
+                         meta_str(obj, "uid"), now, out) == RIPPLE_OK)
     return RIPPLE_OK;
   char key[RIPPLE_ANNOTATION_KEYMAX];
   if (ripple_annotation_key(kind, key, sizeof key) != RIPPLE_OK) return RIPPLE_ENOENT;
@@ -85,7 +87,7 @@ static int nothing_new(gather_t *g, const char *json, size_t len) {
   wh_ident_t id;
   if (wh_text_ident(json, len, g->kind, &id) != RIPPLE_OK) return 0;
   ripple_ctx_t c;
-  if (wh_memo_recent_get(g->w->memo, g->kind, id.ns, id.name, g->now, &c) == RIPPLE_OK)
+  if (wh_memo_recent_get(g->w->memo, g->kind, id.ns, id.name, id.uid, g->now, &c) == RIPPLE_OK)
     return gathered(g->s, &c.cpid);
   if (!id.ctx || !id.ctx_len) return 1;
   if (ripple_ctx_decode(id.ctx, id.ctx_len, ripple_tracer_max_ancestors(g->w->tracer), &c) !=
@@ -127,32 +129,60 @@ static json_t *get_whole(const wh_t *w, const char *kind, const char *ns, const 
   return h.obj;
 }
 
-/* The controlling owner, by its ownerReference: memory first (no tree). */
-static void owner(gather_t *g, const json_t *obj, const char *ns) {
+/* obj's controlling ownerReference: its apiVersion, kind, name and uid. */
+typedef struct ownerref {
+  const char *api_version, *kind, *name, *uid;
+} ownerref_t;
+
+static int controlling_owner(const json_t *obj, ownerref_t *o) {
   const char *uid = ripple_rules_controller_uid(obj);
-  if (!uid) return;
+  if (!uid) return 0;
   const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
   size_t i;
   const json_t *ref;
   json_array_foreach(refs, i, ref) {
-    const char *ruid = json_string_value(json_object_get(ref, "uid"));
-    const char *kind = json_string_value(json_object_get(ref, "kind"));
-    const char *name = json_string_value(json_object_get(ref, "name"));
-    if (!ruid || !kind || !name || strcmp(ruid, uid) != 0) continue;
-    ripple_ctx_t c;
-    if (wh_memo_recent_get(g->w->memo, kind, ns, name, g->now, &c) == RIPPLE_OK) {
-      add_ctx(g->s, &c);
-      return;
-    }
-    json_t *o = get_whole(g->w, kind, ns, name);
-    if (!o) return;
-    g->fixed = obj;
-    g->fixed_upstream = 0;
-    g->kind = kind;
-    if (!strcmp(meta_str(o, "uid"), uid)) on_candidate(g, o);
-    json_decref(o);
+    o->uid = json_string_value(json_object_get(ref, "uid"));
+    o->kind = json_string_value(json_object_get(ref, "kind"));
+    o->name = json_string_value(json_object_get(ref, "name"));
+    o->api_version = json_string_value(json_object_get(ref, "apiVersion"));
+    if (o->uid && o->kind && o->name && !strcmp(o->uid, uid)) return 1;
+  }
+  return 0;
+}
+
+/* The controlling owner's current context: memory first (no tree), then the
+ * informers, which are asked to keep the owner's kind from now on. */
+static void owner(gather_t *g, const json_t *obj, const char *ns) {
+  ownerref_t o;
+  if (!controlling_owner(obj, &o)) return;
+  ripple_ctx_t c;
+  if (wh_memo_recent_get(g->w->memo, o.kind, ns, o.name, o.uid, g->now, &c) == RIPPLE_OK) {
+    add_ctx(g->s, &c);
     return;
   }
+  const wh_text_lookup_t *t = &g->w->o.text_lookup;
+  if (t->want && o.api_version) t->want(t->ud, o.api_version, o.kind);
+  json_t *own = get_whole(g->w, o.kind, ns, o.name);
+  if (!own) return;
+  g->fixed = obj;
+  g->fixed_upstream = 0;
+  g->kind = o.kind;
+  if (!strcmp(meta_str(own, "uid"), o.uid)) on_candidate(g, own);
+  json_decref(own);
+}
+
+int wh_owner_ctx(wh_t *w, const json_t *obj, const char *ns, int64_t now, char *uid, size_t cap,
+                 ripple_ctx_t *out) {
+  ownerref_t o;
+  if (!controlling_owner(obj, &o)) return RIPPLE_ENOENT;
+  snprintf(uid, cap, "%s", o.uid);
+  static _Thread_local wh_sources_t s; /* 34 KiB: not on the connection's stack */
+  s.n = s.skipped = 0;
+  gather_t g = {.w = w, .s = &s, .now = now};
+  owner(&g, obj, ns);
+  if (!s.n) return RIPPLE_ENOENT;
+  *out = s.ctx[0];
+  return RIPPLE_OK;
 }
 
 /* "a=b,c=d" from a Service's spec.selector map; 0 when it selects nothing. */
@@ -204,7 +234,8 @@ void wh_sources_gather(wh_t *w, const wh_review_t *r, const json_t *obj, const c
   const char *ns = meta_str(obj, "namespace");
   if (!*ns) ns = r->ns;
   ripple_ctx_t c;
-  if (wh_memo_recent_get(w->memo, kind, ns, r->name, now, &c) == RIPPLE_OK) add_ctx(s, &c);
+  if (wh_memo_recent_get(w->memo, kind, ns, r->name, meta_str(obj, "uid"), now, &c) == RIPPLE_OK)
+    add_ctx(s, &c);
   int status = !strcmp(r->subresource, "status");
   if (!status) owner(&g, obj, ns);
   if (!strcmp(kind, "Endpoints")) {

@@ -55,6 +55,9 @@ typedef struct wh_text_lookup {
   /* fn once with kind ns/name, when it exists. */
   void (*get)(void *ud, const char *kind, const char *ns, const char *name, wh_text_fn fn,
               void *fud);
+  /* The engine met a kind it may read again (an owner's, custom resources
+   * included): start keeping it. Must not block; may be NULL. */
+  void (*want)(void *ud, const char *api_version, const char *kind);
   void (*by_owner)(void *ud, const char *kind, const char *uid, wh_text_fn fn, void *fud);
   void (*select)(void *ud, const char *kind, const char *ns, const char *selector, wh_text_fn fn,
                  void *fud);
@@ -90,6 +93,12 @@ void wh_free(wh_t *w);
 wh_metrics_t *wh_metrics(wh_t *w);
 ripple_tracer_t *wh_tracer(wh_t *w);
 
+/* Resolve what waits for the informers (pending.c): bindings whose Pod was
+ * not known when they were admitted. The program calls it every
+ * WH_TICK_MS from a thread of its own; tests call it directly. */
+#define WH_TICK_MS 50
+void wh_tick(wh_t *w);
+
 /* Answer one request body. Returns the HTTP status: 200 with the
  * AdmissionReview answer in out, or 400 with a JSON {"error": ...} that says
  * what was wrong. Never fails otherwise: an internal error still allows the
@@ -108,25 +117,42 @@ typedef struct wh_decision {
   char *patch; /* a JSON Patch to return, or NULL; ripple_free it */
   size_t patch_len;
   int bad_annotation; /* the object's own annotation was malformed */
-  int64_t start_ns;   /* span start: when the write's cause was admitted */
-  char kind[64];      /* kind of the object the context belongs to */
-  char uid[64];       /* the object's uid ("" when unknown) */
-  char rv[64];        /* the resourceVersion the write is based on ("" on create) */
+  int spontaneous;    /* a controller's write with no traced source: a root of its own */
+  int pending;        /* a binding whose Pod is not known yet: its span waits (pending.c) */
+  int has_last;       /* a delete of an object that had a context: last is its CPID */
+  ripple_cpid_t last;
+  int64_t start_ns; /* span start: when the write's cause was admitted */
+  char kind[64];    /* kind of the object the context belongs to */
+  char uid[64];     /* the object's uid ("" when unknown) */
+  char rv[64];      /* the resourceVersion the write is based on ("" on create) */
   char service[WH_SERVICE_MAX];
 } wh_decision_t;
+
+/* Bindings waiting for their Pod (pending.c). */
+#define WH_PENDING_MAX 1024
+#define WH_PENDING_TTL_NS (10 * 1000000000LL)
+typedef struct wh_pending wh_pending_t;
+int wh_pending_new(wh_pending_t **out);
+void wh_pending_free(wh_pending_t *p);
 
 struct wh {
   ripple_tracer_t *tracer;
   wh_memo_t *memo;
+  wh_pending_t *pending;
   ripple_rules_t *own_rules; /* when none were given */
   const ripple_rules_t *rules;
   wh_opts_t o;
   char *exclude_ns[WH_EXCLUDE_MAX];
   ripple_sink_t down; /* the sink the engine's records go to */
   wh_metrics_t m;
+  int metrics_ok; /* m's mutex was initialised */
 };
 
 int64_t wh_now(wh_t *w);
+/* The span of one admitted write (engine.c). */
+void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t end);
+/* Queue a binding's span until its Pod is known (pending.c). */
+void wh_pending_add(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t now);
 /* Decide for a decoded review at time now; d is filled in. RIPPLE_OK, or an
  * error after which the write is allowed unchanged. */
 int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d);
@@ -160,11 +186,11 @@ int wh_text_fields(const char *p, size_t n, const char *const *keys, size_t nkey
  * annotation, as in the whole object; nothing else. *out is a new tree. */
 int wh_text_standin(const char *json, size_t len, const char *kind, json_t **out);
 /* What identifies a downstream object's context, read from its text alone:
- * its name and namespace and its context annotation's value (ctx NULL when
+ * its name, namespace and uid and its context annotation's value (ctx NULL when
  * absent). RIPPLE_EJSON when any of it is not plain (escapes, other types,
  * overlong): then only a stand-in reads it right. */
 typedef struct wh_ident {
-  char name[256], ns[64];
+  char name[256], ns[64], uid[64];
   const char *ctx; /* into the text */
   size_t ctx_len;
 } wh_ident_t;
@@ -190,6 +216,21 @@ void wh_sources_gather(wh_t *w, const wh_review_t *r, const json_t *obj, const c
 /* The context of a related object: the webhook's recent memory first, then
  * the object's annotation. RIPPLE_ENOENT when it has none. */
 int wh_related_ctx(wh_t *w, const json_t *obj, const char *kind, int64_t now, ripple_ctx_t *out);
+/* The current context of obj's controlling owner (any kind), confirmed by the
+ * relation rules; the owner's uid goes to uid (cap bytes) whenever obj has a
+ * controlling owner. RIPPLE_ENOENT when there is no owner or no context. */
+int wh_owner_ctx(wh_t *w, const json_t *obj, const char *ns, int64_t now, char *uid, size_t cap,
+                 ripple_ctx_t *out);
+
+/* Deletes (deletes.c): the span's context is the delete's cause. */
+int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, int64_t now,
+                     wh_decision_t *d);
+/* A root context for d (a person's change, or a controller's write that has
+ * no traced source), its mergelog sent through the tracer. */
+int wh_decide_new_root(wh_t *w, const wh_review_t *r, wh_decision_t *d);
+/* The object's own context in this write; RIPPLE_EBADCTX (and d's
+ * bad_annotation set) when malformed, RIPPLE_ENOENT when absent. */
+int wh_own_ctx(wh_t *w, const json_t *obj, const char *kind, wh_decision_t *d, ripple_ctx_t *out);
 
 /* Make mergelogs from the tracer carry the writer's name, or none at all for
  * a dry run: per thread, for the duration of one decision. */

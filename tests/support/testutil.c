@@ -57,7 +57,7 @@ static void cap_sp(void *ud, const ripple_span_rec_t *sp) {
   s->start_ns = sp->start_ns;
   s->end_ns = sp->end_ns;
   s->nattrs = sp->nattrs;
-  for (size_t i = 0; i < sp->nattrs && i < 8; i++) {
+  for (size_t i = 0; i < sp->nattrs && i < CAP_ATTRS; i++) {
     snprintf(s->attr_key[i], sizeof s->attr_key[i], "%s", sp->attrs[i].key);
     snprintf(s->attr_val[i], sizeof s->attr_val[i], "%s", sp->attrs[i].value);
   }

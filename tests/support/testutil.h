@@ -16,6 +16,7 @@
 
 #define CAP_MAX 4096
 #define CAP_SRC_MAX 64
+#define CAP_ATTRS 12
 
 typedef struct cap_mergelog {
   ripple_cpid_t cpid;
@@ -32,7 +33,7 @@ typedef struct cap_span {
   char service[64], name[64];
   int64_t start_ns, end_ns;
   size_t nattrs;
-  char attr_key[8][32], attr_val[8][64];
+  char attr_key[CAP_ATTRS][32], attr_val[CAP_ATTRS][64];
 } cap_span_t;
 
 /* A sink that records everything (and a deterministic world around it). */

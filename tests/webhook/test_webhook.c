@@ -7,244 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testutil.h"
-#include "wh.h"
-
-/* ---- a lookup over a fixed set of objects -------------------------------- */
-
-#define OBJS_MAX 16
-typedef struct world {
-  json_t *objs[OBJS_MAX];
-  char *text[OBJS_MAX]; /* each object's text as the test wrote it */
-  size_t n;
-} world_t;
-
-static const char *jstr(const json_t *o, const char *a, const char *b) {
-  const json_t *v = json_object_get(o, a);
-  if (b) v = json_object_get(v, b);
-  return json_is_string(v) ? json_string_value(v) : "";
-}
-
-static json_t *w_get(void *ud, const char *kind, const char *ns, const char *name) {
-  world_t *w = ud;
-  for (size_t i = 0; i < w->n; i++)
-    if (!strcmp(jstr(w->objs[i], "kind", NULL), kind) &&
-        !strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) &&
-        !strcmp(jstr(w->objs[i], "metadata", "name"), name))
-      return json_deep_copy(w->objs[i]);
-  return NULL;
-}
-
-static void w_by_owner(void *ud, const char *kind, const char *uid, wh_each_fn fn, void *fud) {
-  world_t *w = ud;
-  for (size_t i = 0; i < w->n; i++) {
-    if (strcmp(jstr(w->objs[i], "kind", NULL), kind) != 0) continue;
-    const json_t *refs =
-        json_object_get(json_object_get(w->objs[i], "metadata"), "ownerReferences");
-    size_t k;
-    const json_t *ref;
-    json_array_foreach(refs, k, ref) {
-      if (!strcmp(jstr(ref, "uid", NULL), uid)) {
-        json_t *copy = json_deep_copy(w->objs[i]);
-        fn(fud, copy);
-        json_decref(copy);
-      }
-    }
-  }
-}
-
-/* Only "k=v" selectors, as the engine makes them for one-label Services. */
-static void w_select(void *ud, const char *kind, const char *ns, const char *sel, wh_each_fn fn,
-                     void *fud) {
-  world_t *w = ud;
-  char k[64], v[64];
-  assert_int_equal(sscanf(sel, "%63[^=]=%63s", k, v), 2);
-  for (size_t i = 0; i < w->n; i++) {
-    const json_t *labels = json_object_get(json_object_get(w->objs[i], "metadata"), "labels");
-    if (strcmp(jstr(w->objs[i], "kind", NULL), kind) != 0 ||
-        strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) != 0 ||
-        strcmp(jstr(labels, k, NULL), v) != 0)
-      continue;
-    json_t *copy = json_deep_copy(w->objs[i]);
-    fn(fud, copy);
-    json_decref(copy);
-  }
-}
-
-static void world_add(world_t *w, const char *json) {
-  json_error_t je;
-  json_t *o = json_loads(json, 0, &je);
-  if (!o) fail_msg("bad test object: %s: %s", je.text, json);
-  assert_true(w->n < OBJS_MAX);
-  w->text[w->n] = strdup(json);
-  w->objs[w->n++] = o;
-}
-
-/* The same world as text, as the informers serve it (the program's lookup):
- * each text is handed over from a copy freed right after the call, so a
- * callback that kept it would be caught by ASan. */
-static void w_text(const world_t *w, size_t i, wh_text_fn fn, void *fud) {
-  char *copy = strdup(w->text[i]);
-  fn(fud, copy, strlen(copy));
-  free(copy);
-}
-
-static void w_get_text(void *ud, const char *kind, const char *ns, const char *name, wh_text_fn fn,
-                       void *fud) {
-  world_t *w = ud;
-  for (size_t i = 0; i < w->n; i++)
-    if (!strcmp(jstr(w->objs[i], "kind", NULL), kind) &&
-        !strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) &&
-        !strcmp(jstr(w->objs[i], "metadata", "name"), name))
-      w_text(w, i, fn, fud);
-}
-
-static void w_by_owner_text(void *ud, const char *kind, const char *uid, wh_text_fn fn, void *fud) {
-  world_t *w = ud;
-  for (size_t i = 0; i < w->n; i++) {
-    if (strcmp(jstr(w->objs[i], "kind", NULL), kind) != 0) continue;
-    const json_t *refs =
-        json_object_get(json_object_get(w->objs[i], "metadata"), "ownerReferences");
-    size_t k;
-    const json_t *ref;
-    json_array_foreach(refs, k, ref) {
-      if (!strcmp(jstr(ref, "uid", NULL), uid)) w_text(w, i, fn, fud);
-    }
-  }
-}
-
-static void w_select_text(void *ud, const char *kind, const char *ns, const char *sel,
-                          wh_text_fn fn, void *fud) {
-  world_t *w = ud;
-  char k[64], v[64];
-  assert_int_equal(sscanf(sel, "%63[^=]=%63s", k, v), 2);
-  for (size_t i = 0; i < w->n; i++) {
-    const json_t *labels = json_object_get(json_object_get(w->objs[i], "metadata"), "labels");
-    if (!strcmp(jstr(w->objs[i], "kind", NULL), kind) &&
-        !strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) && !strcmp(jstr(labels, k, NULL), v))
-      w_text(w, i, fn, fud);
-  }
-}
-
-/* ---- fixture -------------------------------------------------------------- */
-
-typedef struct fx {
-  capture_t *cap;
-  world_t world;
-  wh_users_t users;
-  wh_t *w;
-  json_t *answer; /* the last 200 answer */
-  char patch[2048];
-} fx_t;
-
-/* trees: serve related objects through the tree lookup (older callers),
- * else as text (the program's way). */
-static int setup_lookup(void **state, int trees) {
-  fx_t *f = calloc(1, sizeof *f);
-  f->cap = capture_new(42);
-  ripple_tracer_opts_t to = capture_opts(f->cap, "x", 10);
-  wh_opts_t o = {.max_ancestors = 10, .nexclude_ns = 1, .sink = to.sink};
-  o.exclude_ns[0] = "ripple-system";
-  if (trees)
-    o.lookup = (wh_lookup_t){w_get, w_by_owner, w_select, &f->world};
-  else
-    o.text_lookup = (wh_text_lookup_t){w_get_text, w_by_owner_text, w_select_text, &f->world};
-  o.users = &f->users;
-  o.clock_ns = to.clock_ns, o.random = to.random, o.hook_ud = to.hook_ud;
-  assert_int_equal(wh_new(&o, &f->w), RIPPLE_OK);
-  *state = f;
-  return 0;
-}
-
-static int setup(void **state) { return setup_lookup(state, 0); }
-static int setup_trees(void **state) { return setup_lookup(state, 1); }
-
-static int teardown(void **state) {
-  fx_t *f = *state;
-  wh_free(f->w);
-  for (size_t i = 0; i < f->world.n; i++) json_decref(f->world.objs[i]), free(f->world.text[i]);
-  json_decref(f->answer);
-  free(f->cap);
-  free(f);
-  return 0;
-}
-
-static int b64val(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-static void b64decode(const char *s, char *out, size_t cap) {
-  size_t n = 0;
-  unsigned acc = 0;
-  int bits = 0;
-  for (; *s && *s != '='; s++) {
-    int v = b64val(*s);
-    assert_true(v >= 0);
-    acc = acc << 6 | (unsigned)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      assert_true(n + 1 < cap);
-      out[n++] = (char)((acc >> bits) & 0xff);
-    }
-  }
-  out[n] = '\0';
-}
-
-/* An AdmissionReview from its parts; object/old are JSON text or "null". */
-static void review(char *buf, size_t cap, const char *op, const char *user, const char *kind,
-                   const char *resource, const char *sub, const char *ns, const char *name,
-                   const char *object, const char *old) {
-  int n = snprintf(buf, cap,
-                   "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
-                   "\"request\":{\"uid\":\"req-1\",\"kind\":{\"group\":\"\",\"version\":\"v1\","
-                   "\"kind\":\"%s\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
-                   "\"resource\":\"%s\"},\"subResource\":\"%s\",\"namespace\":\"%s\","
-                   "\"name\":\"%s\",\"operation\":\"%s\",\"userInfo\":{\"username\":\"%s\"},"
-                   "\"object\":%s,\"oldObject\":%s,\"dryRun\":false}}",
-                   kind, resource, sub, ns, name, op, user, object, old);
-  assert_true(n > 0 && (size_t)n < cap);
-}
-
-/* Post a body; 200 expected. f->patch is the decoded patch ("" if none). */
-static void post(fx_t *f, const char *body) {
-  sbuf_t out;
-  sbuf_init(&out);
-  assert_int_equal(wh_handle(f->w, body, strlen(body), &out), 200);
-  json_decref(f->answer);
-  f->answer = json_loadb(out.p, out.len, 0, NULL);
-  assert_non_null(f->answer);
-  sbuf_free(&out);
-  const json_t *resp = json_object_get(f->answer, "response");
-  assert_string_equal(jstr(resp, "uid", NULL), "req-1");
-  assert_true(json_is_true(json_object_get(resp, "allowed")));
-  f->patch[0] = '\0';
-  const char *p = jstr(resp, "patch", NULL);
-  if (*p) {
-    assert_string_equal(jstr(resp, "patchType", NULL), "JSONPatch");
-    b64decode(p, f->patch, sizeof f->patch);
-  }
-}
-
-static const char *warning(fx_t *f) {
-  const json_t *w = json_object_get(json_object_get(f->answer, "response"), "warnings");
-  return json_is_array(w) ? json_string_value(json_array_get(w, 0)) : NULL;
-}
-
-static void fmt(const ripple_cpid_t *id, char *out) { ripple_cpid_format(id, out); }
-
-static const char *attr(const cap_span_t *s, const char *key) {
-  for (size_t i = 0; i < s->nattrs && i < 8; i++)
-    if (!strcmp(s->attr_key[i], key)) return s->attr_val[i];
-  return NULL;
-}
-
-#define X_CPID "3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60"
-#define S_CPID "0c9d2b1a-1111-4222-8333-444455556666"
-#define P_CPID "77aa2b1a-1111-4222-8333-444455556666"
+#include "wh_fixture.h"
 
 /* ---- bad input ------------------------------------------------------------ */
 
@@ -312,13 +75,19 @@ static void test_users(void **state) {
       {"system:apiserver", "kube-apiserver", WH_ACTOR_CONTROLLER},
       {"kubernetes-admin", "kubernetes-admin", WH_ACTOR_USER},
       {"alice@example.com", "alice@example.com", WH_ACTOR_USER},
-      {"system:serviceaccount:ci:deployer", "system:serviceaccount:ci:deployer", WH_ACTOR_USER},
+      /* Every ServiceAccount is a controller (operators run as them) ... */
       {"system:serviceaccount:ops:my-operator", "my-operator", WH_ACTOR_CONTROLLER},
+      {"system:serviceaccount:kube-public:x", "x", WH_ACTOR_CONTROLLER},
+      /* ... unless --root-user names it (a CI system that starts traces). */
+      {"system:serviceaccount:ci:deployer", "system:serviceaccount:ci:deployer", WH_ACTOR_USER},
+      {"system:serviceaccount:ci:other", "system:serviceaccount:ci:other", WH_ACTOR_USER},
+      {"bot-controller", "bot-controller", WH_ACTOR_CONTROLLER},
       {"system:node", "system:node", WH_ACTOR_USER}, /* not a node's name */
       {"", "unknown", WH_ACTOR_USER},
   };
   wh_users_t u = {0};
-  assert_int_equal(wh_users_add(&u, "system:serviceaccount:ops:*"), RIPPLE_OK);
+  assert_int_equal(wh_users_add(&u, "bot-controller"), RIPPLE_OK);
+  assert_int_equal(wh_users_add_root(&u, "system:serviceaccount:ci:*"), RIPPLE_OK);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char svc[WH_SERVICE_MAX];
     wh_actor_t a = wh_users_classify(&u, cases[i].user, svc, sizeof svc);
@@ -328,6 +97,9 @@ static void test_users(void **state) {
   }
   for (int i = 1; i < WH_USERS_EXTRA_MAX; i++) wh_users_add(&u, "x");
   assert_int_equal(wh_users_add(&u, "y"), RIPPLE_ERANGE);
+  for (int i = 1; i < WH_USERS_EXTRA_MAX; i++) wh_users_add_root(&u, "x");
+  assert_int_equal(wh_users_add_root(&u, "y"), RIPPLE_ERANGE);
+  assert_int_equal(wh_users_add_root(&u, ""), RIPPLE_EINVAL);
 }
 
 /* ---- root changes --------------------------------------------------------- */
@@ -502,8 +274,10 @@ static void test_binding(void **state) {
   assert_int_equal(f->cap->nsp, 1);
 }
 
-/* The scheduler binds a Pod before the informer has it: its create's context,
- * remembered under its generateName, is the binding's. */
+/* The scheduler binds a Pod before the informer has it. A Pod created with
+ * generateName had no name at admission, so nothing may be guessed for it:
+ * the binding is allowed unchanged and its span waits until the informer
+ * has the Pod of that name and uid (wh_tick), then carries the Pod's CPID. */
 static void test_binding_before_informer(void **state) {
   fx_t *f = *state;
   world_add(&f->world,
@@ -521,24 +295,51 @@ static void test_binding_before_informer(void **state) {
   assert_int_equal(f->cap->nsp, 1);
   const char *binding =
       "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"web-1-x7k2q\","
-      "\"namespace\":\"d\"},\"target\":{\"kind\":\"Node\",\"name\":\"n0\"}}";
+      "\"namespace\":\"d\",\"uid\":\"pod-uid\"},\"target\":{\"kind\":\"Node\",\"name\":"
+      "\"n0\"}}";
   review(body, sizeof body, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d",
          "web-1-x7k2q", binding, "null");
   post(f, body);
-  assert_string_equal(f->patch, ""); /* the Pod was created with it */
+  assert_string_equal(f->patch, ""); /* nothing known, nothing changed */
+  assert_int_equal(f->cap->nsp, 1);  /* its span waits */
+  wh_tick(f->w);
+  assert_int_equal(f->cap->nsp, 1); /* still not in the informer */
+  /* An older Pod of that name (another uid) is not the one being bound. */
+  world_add(&f->world,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-x7k2q\","
+            "\"namespace\":\"d\",\"uid\":\"old-uid\",\"annotations\":{\"cpid.ripple.dev/pod\":"
+            "\"1;" S_CPID "\"}}}");
+  wh_tick(f->w);
+  assert_int_equal(f->cap->nsp, 1);
+  json_object_set_new(json_object_get(f->world.objs[1], "metadata"), "uid", json_string("pod-uid"));
+  free(f->world.text[1]);
+  f->world.text[1] = json_dumps(f->world.objs[1], JSON_COMPACT);
+  json_object_set_new(json_object_get(json_object_get(f->world.objs[1], "metadata"), "annotations"),
+                      "cpid.ripple.dev/pod", json_string("1;" X_CPID));
+  free(f->world.text[1]);
+  f->world.text[1] = json_dumps(f->world.objs[1], JSON_COMPACT);
+  f->cap->now += 1000000;
+  wh_tick(f->w);
   assert_int_equal(f->cap->nsp, 2);
+  const cap_span_t *sp = &f->cap->sp[1];
   char id[40];
-  fmt(&f->cap->sp[1].cpid, id);
+  fmt(&sp->cpid, id);
   assert_string_equal(id, X_CPID);
-  assert_string_equal(f->cap->sp[1].name, "create pods/binding");
-  /* Another prefix, or a name that is not prefix and 5 characters: unknown. */
-  const char *names[] = {"web-2-x7k2q", "web-1-x7k2", "web-1-x7k2qq"};
-  for (int i = 0; i < 3; i++) {
-    review(body, sizeof body, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d",
-           names[i], binding, "null");
-    post(f, body);
-    assert_int_equal(f->cap->nsp, 2);
-  }
+  assert_string_equal(sp->name, "create pods/binding");
+  assert_string_equal(sp->service, "kube-scheduler");
+  assert_string_equal(attr(sp, "uid"), "pod-uid");
+  assert_string_equal(attr(sp, "name"), "web-1-x7k2q");
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->pending_resolved), 1);
+  wh_tick(f->w); /* resolved once only */
+  assert_int_equal(f->cap->nsp, 2);
+  /* A binding whose Pod never shows up is dropped after a while, counted. */
+  review(body, sizeof body, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d",
+         "web-1-zzzzz", binding, "null");
+  post(f, body);
+  f->cap->now += WH_PENDING_TTL_NS + 1;
+  wh_tick(f->w);
+  assert_int_equal(f->cap->nsp, 2);
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->pending_dropped), 1);
 }
 
 static const char *svc_json =
@@ -655,6 +456,9 @@ static void test_endpointslice_and_status(void **state) {
   assert_int_equal(f->cap->nsp, 3);
 }
 
+/* A controller's write with nothing traced anywhere (a malformed context is
+ * nothing) starts a root of its own, marked spontaneous; no warning (that is
+ * for people). */
 static void test_bad_annotation_no_sources(void **state) {
   fx_t *f = *state;
   char body[4096];
@@ -664,11 +468,19 @@ static void test_bad_annotation_no_sources(void **state) {
   review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:some-controller",
          "ConfigMap", "configmaps", "", "d", "c", cm, cm);
   post(f, body);
-  assert_string_equal(f->patch,
-                      "[{\"op\":\"remove\",\"path\":\"/metadata/annotations/cpid.ripple.dev~1"
-                      "configmap\"}]");
   assert_int_equal(atomic_load(&wh_metrics(f->w)->bad_annotations), 1);
-  assert_int_equal(f->cap->nsp, 0); /* nothing to tag a span with */
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->spontaneous), 1);
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->roots), 0);
+  assert_null(warning(f));
+  assert_int_equal(f->cap->nml, 1);
+  assert_int_equal(f->cap->ml[0].nsources, 0);
+  assert_int_equal(f->cap->nsp, 1);
+  assert_string_equal(attr(&f->cap->sp[0], "spontaneous"), "true");
+  assert_true(ripple_cpid_equal(&f->cap->sp[0].cpid, &f->cap->ml[0].cpid));
+  char id[40], want[128];
+  fmt(&f->cap->ml[0].cpid, id);
+  snprintf(want, sizeof want, "\"value\":\"1;%s\"", id);
+  if (!strstr(f->patch, want)) fail_msg("patch %s does not set %s", f->patch, want);
 }
 
 static void test_exclusions_and_dry_run(void **state) {

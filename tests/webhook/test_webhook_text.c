@@ -253,7 +253,9 @@ static void standin_equals_tree_random(void **state) {
       const json_t *v = json_object_get(json_object_get(md, "annotations"), "cpid.ripple.dev/pod");
       const char *name = json_string_value(json_object_get(md, "name"));
       const char *ns = json_string_value(json_object_get(md, "namespace"));
+      const char *uid = json_string_value(json_object_get(md, "uid"));
       if (strcmp(id.name, name ? name : "") != 0 || strcmp(id.ns, ns ? ns : "") != 0 ||
+          strcmp(id.uid, uid ? uid : "") != 0 ||
           (id.ctx ? !json_is_string(v) || json_string_length(v) != id.ctx_len ||
                         memcmp(json_string_value(v), id.ctx, id.ctx_len) != 0
                   : json_is_string(v)))

@@ -1,0 +1,85 @@
+/*
+ * deletes.c - whose change a delete belongs to.
+ *
+ * A delete carries nothing (the object goes away), so what the trace needs
+ * is its span, under the CPID of the change that caused it, with the deleted
+ * object's own last CPID kept as the attribute lastCpid. The cause is, in
+ * this order:
+ *   - for a person's or CI's delete, the delete itself: a root change;
+ *   - the change already deleting this object (a Pod deleted gracefully is
+ *     deleted again by its kubelet);
+ *   - the deletion of its namespace (the namespace controller empties it);
+ *   - the deletion of its controlling owner (the garbage collector's
+ *     cascade), or else the owner's current context (a ReplicaSet scaled
+ *     down by a rollout deletes its Pods);
+ *   - else the object's own last context, or, when it had none, a
+ *     spontaneous root.
+ * Each decided delete is remembered by the object's uid (memo.h), so the
+ * deletes that follow from it find it, and the object's recent entry is
+ * forgotten, so a new object of the same name never inherits its context.
+ * A delete of a collection (name "", no old object) finds its cause only in
+ * its namespace's deletion.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "wh.h"
+
+static const char *meta(const json_t *obj, const char *key) {
+  const json_t *v = json_object_get(json_object_get(obj, "metadata"), key);
+  return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* A controller's delete: the cause as the file's comment lists it. */
+static int controller_cause(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t now,
+                            ripple_ctx_t *out) {
+  const json_t *old = r->old;
+  if (old && wh_memo_deleting_get(w->memo, d->kind, r->name, d->uid, now, out) == RIPPLE_OK)
+    return RIPPLE_OK;
+  if (*r->ns && wh_memo_deleting_get(w->memo, "Namespace", r->ns, NULL, now, out) == RIPPLE_OK)
+    return RIPPLE_OK;
+  if (!old) return RIPPLE_ENOENT;
+  char owner_uid[64] = "";
+  ripple_ctx_t cur;
+  int orc = wh_owner_ctx(w, old, r->ns, now, owner_uid, sizeof owner_uid, &cur);
+  if (*owner_uid && wh_memo_deleting_get(w->memo, "", NULL, owner_uid, now, out) == RIPPLE_OK)
+    return RIPPLE_OK;
+  if (orc == RIPPLE_OK) {
+    *out = cur;
+    return RIPPLE_OK;
+  }
+  return RIPPLE_ENOENT;
+}
+
+int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, int64_t now,
+                     wh_decision_t *d) {
+  ripple_ctx_t last, cause;
+  if (r->old && wh_own_ctx(w, r->old, d->kind, d, &last) == RIPPLE_OK) {
+    d->has_last = 1;
+    d->last = last.cpid;
+  }
+  int rc;
+  if (actor == WH_ACTOR_USER) {
+    if ((rc = wh_decide_new_root(w, r, d)) != RIPPLE_OK) return rc;
+    d->root = 1;
+  } else if (controller_cause(w, r, d, now, &cause) == RIPPLE_OK) {
+    if (!r->dry_run) atomic_fetch_add(&w->m.deletes_caused, 1);
+    d->ctx = cause;
+    d->how = RIPPLE_MERGE_UNCHANGED;
+    d->traced = 1;
+    int64_t t = wh_memo_cause_get(w->memo, &cause.cpid);
+    if (t > 0 && t <= now) d->start_ns = t;
+  } else if (d->has_last) {
+    d->ctx = last;
+    d->how = RIPPLE_MERGE_UNCHANGED;
+    d->traced = 1;
+  } else {
+    if ((rc = wh_decide_new_root(w, r, d)) != RIPPLE_OK) return rc;
+    d->spontaneous = 1;
+  }
+  if (r->dry_run) return RIPPLE_OK;
+  const char *uid = r->old ? meta(r->old, "uid") : "";
+  wh_memo_deleting_put(w->memo, d->kind, r->name, uid, &d->ctx, now);
+  wh_memo_recent_forget(w->memo, d->kind, r->ns, r->name);
+  return RIPPLE_OK;
+}
