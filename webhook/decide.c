@@ -51,8 +51,16 @@ static carrier_t carrier_of(const wh_review_t *r, const char **kind) {
   return CARRY_NONE;
 }
 
+/* What can never matter, as the registration's matchConditions say too
+ * (webhook/deploy/): a registration that sends them anyway costs a request,
+ * never a trace. */
 static const char *excluded(const wh_t *w, const wh_review_t *r) {
-  if (!strcmp(r->resource, "leases") || !strcmp(r->resource, "events")) return "excluded_resource";
+  size_t n = strlen(r->resource);
+  if (!strcmp(r->resource, "leases") || !strcmp(r->resource, "events") ||
+      (n > 7 && !strcmp(r->resource + n - 7, "reviews")) ||
+      (!strcmp(r->resource, "nodes") && !strcmp(r->subresource, "status")) ||
+      (!strcmp(r->resource, "serviceaccounts") && !strcmp(r->subresource, "token")))
+    return "excluded_resource";
   for (size_t i = 0; i < w->o.nexclude_ns; i++)
     if (*r->ns && !strcmp(r->ns, w->exclude_ns[i])) return "excluded_namespace";
   return NULL;
@@ -199,6 +207,35 @@ static int frozen(const wh_t *w, const wh_review_t *r, const wh_decision_t *d) {
          !w->o.deployment_status_ctx;
 }
 
+/* A CronJob's Job is caused by the clock, not by the CronJob's last change:
+ * each run gets a CPID of its own, marked spontaneous, made from the
+ * CronJob's (a mergelog with that one source), so the CronJob's trace holds
+ * every run and a run's trace only its own Job and Pods. */
+static int is_tick(const wh_review_t *r, const wh_decision_t *d) {
+  return r->op == WH_OP_CREATE && !strcmp(d->kind, "Job") &&
+         !strcmp(d->service, "cronjob-controller");
+}
+
+static int decide_tick(wh_t *w, const wh_review_t *r, const ripple_ctx_t *from, int64_t now,
+                       wh_decision_t *d) {
+  memset(&d->ctx, 0, sizeof d->ctx);
+  int rc = ripple_cpid_generate(&d->ctx.cpid);
+  if (rc != RIPPLE_OK) return rc;
+  uint32_t max = ripple_tracer_max_ancestors(w->tracer);
+  if (max > 0) d->ctx.anc[d->ctx.nanc++] = from->cpid;
+  for (uint32_t i = 0; i < from->nanc && d->ctx.nanc < max; i++)
+    d->ctx.anc[d->ctx.nanc++] = from->anc[i];
+  if (!r->dry_run && w->down.mergelog) {
+    ripple_objref_t ref = objref(r, d);
+    ripple_mergelog_t ml = {d->ctx.cpid, &from->cpid, 1, now, d->service, &ref};
+    w->down.mergelog(w->down.ud, &ml);
+  }
+  d->how = RIPPLE_MERGE_NEW;
+  d->spontaneous = d->traced = 1;
+  d->start_ns = now;
+  return patch_object(r->object, d->kind, d);
+}
+
 static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now,
                              wh_decision_t *d, wh_sources_t *s) {
   ripple_ctx_t target, mine;
@@ -218,6 +255,8 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t
   /* A binding is caused by its Pod alone: the owner's newer changes are not
    * the Pod's, so nothing else is gathered for it. */
   if (c == CARRY_OBJECT && !frozen(w, r, d)) wh_sources_gather(w, r, r->object, d->kind, now, s);
+  if (c == CARRY_OBJECT && s->n == 1 && !ripple_ctx_is_set(&target) && is_tick(r, d))
+    return decide_tick(w, r, &s->ctx[0], now, d);
   const ripple_ctx_t *ptr[WH_SOURCES_MAX];
   for (size_t i = 0; i < s->n; i++) ptr[i] = &s->ctx[i];
   ripple_objref_t ref = objref(r, d);

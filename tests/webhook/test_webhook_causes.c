@@ -171,6 +171,43 @@ static void test_operator_custom_resource_owner(void **state) {
   assert_non_null(strstr(f->patch, X_CPID));
 }
 
+/* A CronJob's run: a CPID of its own (spontaneous), made from the CronJob's,
+ * so that runs are told apart and still belong to the CronJob's trace. */
+static void test_cronjob_tick(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world,
+            "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"cj\","
+            "\"namespace\":\"d\",\"uid\":\"cj-uid\",\"annotations\":{\"cpid.ripple.dev/"
+            "cronjob\":\"1;" X_CPID "\"}}}");
+  char body[4096];
+  for (int run = 0; run < 2; run++) {
+    char job[1024], name[32];
+    snprintf(name, sizeof name, "cj-%d", 2900 + run);
+    snprintf(job, sizeof job,
+             "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":"
+             "\"CronJob\",\"name\":\"cj\",\"uid\":\"cj-uid\",\"controller\":true}]}}",
+             name);
+    review(body, sizeof body, "CREATE", "system:serviceaccount:kube-system:cronjob-controller",
+           "Job", "jobs", "", "d", name, job, "null");
+    post(f, body);
+  }
+  assert_int_equal(f->cap->nml, 2);
+  assert_false(ripple_cpid_equal(&f->cap->ml[0].cpid, &f->cap->ml[1].cpid));
+  for (size_t i = 0; i < 2; i++) {
+    char src[40];
+    assert_int_equal(f->cap->ml[i].nsources, 1);
+    fmt(&f->cap->ml[i].sources[0], src);
+    assert_string_equal(src, X_CPID);
+    assert_true(ripple_cpid_equal(&f->cap->sp[i].cpid, &f->cap->ml[i].cpid));
+    assert_string_equal(attr(&f->cap->sp[i], "spontaneous"), "true");
+  }
+  char want[128], id[40];
+  fmt(&f->cap->ml[1].cpid, id);
+  snprintf(want, sizeof want, "1;%s;" X_CPID, id); /* the CronJob's CPID is its ancestor */
+  if (!strstr(f->patch, want)) fail_msg("patch %s lacks %s", f->patch, want);
+}
+
 /* ---- deletes -------------------------------------------------------------- */
 
 static void delete_req(fx_t *f, const char *user, const char *kind, const char *resource,
@@ -377,6 +414,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_binding_ignores_owner_changes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_scale_memory_by_uid, setup, teardown),
       cmocka_unit_test_setup_teardown(test_operator_custom_resource_owner, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cronjob_tick, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_by_owner_controller, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_cascade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_namespace, setup, teardown),
