@@ -109,6 +109,18 @@ int wh_decide_new_root(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
   return RIPPLE_OK;
 }
 
+/* Where a write's context is held in the webhook's memory instead of the
+ * object (memo.h): a scale's (it cannot carry one), and an update's of a
+ * Deployment. The Deployment controller copies a Deployment's annotations
+ * onto its current ReplicaSet and writes that ReplicaSet again whenever they
+ * differ, so a context changed on a Deployment after its creation would cost
+ * the cluster a write it would not have made; the lab counted two. A
+ * Deployment's create still carries its context (no ReplicaSet exists yet). */
+static int holds(const wh_review_t *r, carrier_t c, const wh_decision_t *d) {
+  return c == CARRY_REMEMBER ||
+         (c == CARRY_OBJECT && r->op == WH_OP_UPDATE && !strcmp(d->kind, "Deployment"));
+}
+
 static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, wh_decision_t *d) {
   ripple_ctx_t client, old;
   const json_t *obj = r->object;
@@ -132,7 +144,8 @@ static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, 
   d->root = d->traced = 1;
   d->how = RIPPLE_MERGE_NEW;
   d->start_ns = now;
-  if (c == CARRY_OBJECT || c == CARRY_BINDING) return patch_object(obj, d->kind, d);
+  d->held = holds(r, c, d);
+  if ((c == CARRY_OBJECT && !d->held) || c == CARRY_BINDING) return patch_object(obj, d->kind, d);
   return RIPPLE_OK;
 }
 
@@ -181,6 +194,7 @@ static void target_of(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, w
     return;
   }
   ripple_ctx_t old;
+  if (wh_memo_held_get(w->memo, d->uid, now, target) == RIPPLE_OK) return;
   if (wh_own_ctx(w, r->old, d->kind, d, &old) == RIPPLE_OK) *target = old;
 }
 
@@ -249,9 +263,15 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t
     return RIPPLE_OK;
   }
   s->n = s->skipped = 0;
-  /* A context the writer put in the write itself: an instrumented controller. */
+  /* A context the writer put in the write itself: an instrumented
+   * controller. One carried over from the stored object is not new. */
+  ripple_ctx_t old;
   int mrc = c != CARRY_REMEMBER ? wh_own_ctx(w, r->object, d->kind, d, &mine) : RIPPLE_ENOENT;
-  if (mrc == RIPPLE_OK && !ripple_ctx_equal(&mine, &target)) s->ctx[s->n++] = mine;
+  int carried =
+      c == CARRY_OBJECT && r->old &&
+      wh_obj_ctx(r->old, d->kind, ripple_tracer_max_ancestors(w->tracer), &old) == RIPPLE_OK &&
+      ripple_ctx_equal(&mine, &old);
+  if (mrc == RIPPLE_OK && !carried && !ripple_ctx_equal(&mine, &target)) s->ctx[s->n++] = mine;
   /* A binding is caused by its Pod alone: the owner's newer changes are not
    * the Pod's, so nothing else is gathered for it. */
   if (c == CARRY_OBJECT && !frozen(w, r, d)) wh_sources_gather(w, r, r->object, d->kind, now, s);
@@ -272,7 +292,8 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t
   }
   d->traced = 1;
   d->start_ns = d->spontaneous ? now : cause_time(w, d, s, now);
-  if (c == CARRY_OBJECT) return patch_object(r->object, d->kind, d);
+  d->held = holds(r, c, d);
+  if (c == CARRY_OBJECT && !d->held) return patch_object(r->object, d->kind, d);
   if (c == CARRY_BINDING && !ripple_ctx_equal(&d->ctx, &target))
     return patch_object(r->object, d->kind, d);
   return RIPPLE_OK;
@@ -310,8 +331,13 @@ int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d) {
   if (rc != RIPPLE_OK || !d->traced || r->dry_run) return rc;
   /* A new CPID is first admitted now; a kept one keeps its earliest time. */
   wh_memo_cause_put(w->memo, &d->ctx.cpid, d->how == RIPPLE_MERGE_NEW ? now : d->start_ns);
-  if (r->op != WH_OP_DELETE)
-    wh_memo_recent_put(w->memo, d->kind, r->ns, r->name, d->uid, &d->ctx, now);
+  if (r->op == WH_OP_DELETE) return RIPPLE_OK;
+  wh_memo_recent_put(w->memo, d->kind, r->ns, r->name, d->uid, &d->ctx, now);
+  /* A held context is replaced by each decision, and one held before (a
+   * scale's) follows the object's annotation once a write carries it. */
+  ripple_ctx_t h;
+  if (d->held || wh_memo_held_get(w->memo, d->uid, now, &h) == RIPPLE_OK)
+    wh_memo_held_put(w->memo, d->uid, &d->ctx, now);
   return RIPPLE_OK;
 }
 

@@ -60,12 +60,16 @@ int wh_new(const wh_opts_t *o, wh_t **out) {
   wh_metrics_init(&w->m);
   w->metrics_ok = 1;
   /* Objects' recent contexts bridge the informers' lag (milliseconds): 5 s.
-   * Deletions are found by the deletes they cause, which a namespace's or a
-   * large cascade's garbage collection spreads over minutes: 10 min. */
+   * A held context lasts as long as the change it names may still cause
+   * writes (a slow rollout): an hour. Deletions are found by the deletes
+   * they cause, which a namespace's or a large cascade's garbage collection
+   * spreads over minutes: 10 min. */
   wh_memo_opts_t mo = {.causes = 1 << 16,
                        .recent = 1 << 14,
+                       .held = 1 << 14,
                        .deleting = 1 << 13,
                        .recent_ttl_ns = 5 * 1000000000LL,
+                       .held_ttl_ns = 3600 * 1000000000LL,
                        .deleting_ttl_ns = 600 * 1000000000LL};
   if ((rc = wh_memo_new(&mo, &w->memo)) != RIPPLE_OK) goto fail;
   if ((rc = wh_pending_new(&w->pending)) != RIPPLE_OK) goto fail;

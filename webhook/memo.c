@@ -2,8 +2,8 @@
  * memo.c - the causes, recent and deleting tables (see memo.h).
  *
  * causes probes up to PROBES slots from the CPID's hash and, when all are
- * taken, overwrites the oldest of them. recent and deleting are one kind of
- * table (objtab): an object maps to one slot by a seeded 64-bit hash of its
+ * taken, overwrites the oldest of them. recent, held and deleting are one
+ * kind of table (objtab): an object maps to one slot by a seeded 64-bit hash of its
  * key, and the entry keeps the whole key's hash and the uid to tell objects
  * apart. Two keys whose hashes collide in all 64 bits would share an entry;
  * at 2^-64 per pair that is below any other error of a trace.
@@ -42,7 +42,7 @@ struct wh_memo {
   pthread_mutex_t cmu;
   cause_t *causes;
   size_t cmask;
-  objtab_t recent, deleting;
+  objtab_t recent, held, deleting;
   uint64_t seed;
   int ok; /* the mutexes were initialised */
 };
@@ -68,6 +68,7 @@ int wh_memo_new(const wh_memo_opts_t *o, wh_memo_t **out) {
   size_t nc = pow2(o->causes);
   m->causes = calloc(nc, sizeof *m->causes);
   if (!m->causes || tab_init(&m->recent, o->recent, o->recent_ttl_ns) ||
+      tab_init(&m->held, o->held, o->held_ttl_ns) ||
       tab_init(&m->deleting, o->deleting, o->deleting_ttl_ns) ||
       rnd_bytes(&m->seed, sizeof m->seed) != 0) {
     wh_memo_free(m);
@@ -76,6 +77,7 @@ int wh_memo_new(const wh_memo_opts_t *o, wh_memo_t **out) {
   m->cmask = nc - 1;
   pthread_mutex_init(&m->cmu, NULL);
   pthread_mutex_init(&m->recent.mu, NULL);
+  pthread_mutex_init(&m->held.mu, NULL);
   pthread_mutex_init(&m->deleting.mu, NULL);
   m->ok = 1;
   *out = m;
@@ -87,10 +89,12 @@ void wh_memo_free(wh_memo_t *m) {
   if (m->ok) {
     pthread_mutex_destroy(&m->cmu);
     pthread_mutex_destroy(&m->recent.mu);
+    pthread_mutex_destroy(&m->held.mu);
     pthread_mutex_destroy(&m->deleting.mu);
   }
   free(m->causes);
   free(m->recent.e);
+  free(m->held.e);
   free(m->deleting.e);
   free(m);
 }
@@ -193,6 +197,17 @@ int wh_memo_recent_get(wh_memo_t *m, const char *kind, const char *ns, const cha
 
 void wh_memo_recent_forget(wh_memo_t *m, const char *kind, const char *ns, const char *name) {
   if (m && name && *name) tab_forget(&m->recent, object_key(m, kind, ns, name));
+}
+
+void wh_memo_held_put(wh_memo_t *m, const char *uid, const ripple_ctx_t *ctx, int64_t now) {
+  if (!m || !ctx || !ripple_ctx_is_set(ctx) || !uid || !*uid) return;
+  tab_put(&m->held, object_key(m, "", "", uid), uid, ctx, now);
+}
+
+int wh_memo_held_get(wh_memo_t *m, const char *uid, int64_t now, ripple_ctx_t *out) {
+  if (!m || !out) return RIPPLE_EINVAL;
+  if (!uid || !*uid) return RIPPLE_ENOENT;
+  return tab_get(&m->held, object_key(m, "", "", uid), uid, now, out);
 }
 
 /* Namespaces by name (see memo.h), everything else by uid alone. */

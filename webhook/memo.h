@@ -10,6 +10,10 @@
  *   write that cannot carry an annotation (a deployments/scale) is remembered
  *   here only. Entries older than the TTL are ignored, so the informers stay
  *   the source of truth.
+ * held: object uid -> the context of an object whose annotation the webhook
+ *   must not change after its creation (a Deployment: its controller copies
+ *   its annotations onto its ReplicaSet and writes the ReplicaSet again
+ *   whenever they differ), kept until replaced.
  * deleting: object -> the CPID of the change that is deleting it (a person's
  *   delete, or the cause of a controller's), for the deletes that follow from
  *   it: the garbage collector's of its dependents, the kubelet's final delete
@@ -42,8 +46,8 @@
 typedef struct wh_memo wh_memo_t;
 
 typedef struct wh_memo_opts {
-  size_t causes, recent, deleting; /* entries of each table (rounded up to a power of two) */
-  int64_t recent_ttl_ns, deleting_ttl_ns;
+  size_t causes, recent, held, deleting; /* entries of each table (rounded up to a power of 2) */
+  int64_t recent_ttl_ns, held_ttl_ns, deleting_ttl_ns;
 } wh_memo_opts_t;
 
 int wh_memo_new(const wh_memo_opts_t *o, wh_memo_t **out);
@@ -63,6 +67,10 @@ void wh_memo_recent_put(wh_memo_t *m, const char *kind, const char *ns, const ch
 int wh_memo_recent_get(wh_memo_t *m, const char *kind, const char *ns, const char *name,
                        const char *uid, int64_t now, ripple_ctx_t *out);
 void wh_memo_recent_forget(wh_memo_t *m, const char *kind, const char *ns, const char *name);
+
+/* The context held for the object of this uid (nothing when uid is empty). */
+void wh_memo_held_put(wh_memo_t *m, const char *uid, const ripple_ctx_t *ctx, int64_t now);
+int wh_memo_held_get(wh_memo_t *m, const char *uid, int64_t now, ripple_ctx_t *out);
 
 /* The change deleting the object with this uid (or the Namespace of this
  * name: kind "Namespace", uid NULL). */

@@ -2,6 +2,10 @@
  * sources.c - which objects a controller's write came from, and their
  * contexts.
  *
+ * A related object's context is, in this order: the one the webhook holds
+ * for it (memo.h: a Deployment's, a scale's), the one it gave it moments ago
+ * (the informers lag), its annotation.
+ *
  * Candidates come from the lookup's indexes (owner uid, label selector, name);
  * each one is then confirmed by the relation rules shared with `ripple
  * analyze` (lib/rules), so the rules, not this file, say what is related:
@@ -44,6 +48,7 @@ static const char *meta_str(const json_t *obj, const char *key) {
 }
 
 int wh_related_ctx(wh_t *w, const json_t *obj, const char *kind, int64_t now, ripple_ctx_t *out) {
+  if (wh_memo_held_get(w->memo, meta_str(obj, "uid"), now, out) == RIPPLE_OK) return RIPPLE_OK;
   if (wh_memo_recent_get(w->memo, kind, meta_str(obj, "namespace"), meta_str(obj, "name"),
                          meta_str(obj, "uid"), now, out) == RIPPLE_OK)
     return RIPPLE_OK;
@@ -156,7 +161,8 @@ static void owner(gather_t *g, const json_t *obj, const char *ns) {
   ownerref_t o;
   if (!controlling_owner(obj, &o)) return;
   ripple_ctx_t c;
-  if (wh_memo_recent_get(g->w->memo, o.kind, ns, o.name, o.uid, g->now, &c) == RIPPLE_OK) {
+  if (wh_memo_held_get(g->w->memo, o.uid, g->now, &c) == RIPPLE_OK ||
+      wh_memo_recent_get(g->w->memo, o.kind, ns, o.name, o.uid, g->now, &c) == RIPPLE_OK) {
     add_ctx(g->s, &c);
     return;
   }

@@ -119,6 +119,7 @@ typedef struct wh_decision {
   int bad_annotation; /* the object's own annotation was malformed */
   int spontaneous;    /* a controller's write with no traced source: a root of its own */
   int pending;        /* a binding whose Pod is not known yet: its span waits (pending.c) */
+  int held;           /* ctx is held in memory, not written to the object (decide.c) */
   int has_last;       /* a delete of an object that had a context: last is its CPID */
   ripple_cpid_t last;
   int64_t start_ns; /* span start: when the write's cause was admitted */

@@ -161,19 +161,58 @@ static void test_root_client_cpid(void **state) {
   assert_int_equal(f->cap->ml[0].nsources, 0);
   /* The same annotation carried over from the stored object is not the
    * client's: a fresh root replaces it. */
-  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d",
-         "web",
-         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
-         "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}",
-         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
-         "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}");
+  review(body, sizeof body, "UPDATE", "kubernetes-admin", "StatefulSet", "statefulsets", "", "d",
+         "db",
+         "{\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"db\",\"namespace\":\"d\","
+         "\"annotations\":{\"cpid.ripple.dev/statefulset\":\"1;" X_CPID "\"}}}",
+         "{\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"db\",\"namespace\":\"d\","
+         "\"annotations\":{\"cpid.ripple.dev/statefulset\":\"1;" X_CPID "\"}}}");
   post(f, body);
   assert_int_equal(f->cap->nml, 2);
   fmt(&f->cap->ml[1].cpid, id);
   assert_string_not_equal(id, X_CPID);
   assert_non_null(strstr(f->patch, id));
   assert_non_null(
-      strstr(f->patch, "\"path\":\"/metadata/annotations/cpid.ripple.dev~1deployment\""));
+      strstr(f->patch, "\"path\":\"/metadata/annotations/cpid.ripple.dev~1statefulset\""));
+  /* A Deployment's fresh root is held, not written (its controller would copy
+   * a changed annotation onto its ReplicaSet in a write of its own): no
+   * patch, and its ReplicaSet's next write carries the root. */
+  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d",
+         "web",
+         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+         "\"uid\":\"dep-uid\",\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}",
+         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+         "\"uid\":\"dep-uid\",\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}");
+  post(f, body);
+  assert_string_equal(f->patch, "");
+  assert_int_equal(f->cap->nml, 3);
+  fmt(&f->cap->ml[2].cpid, id);
+  assert_string_not_equal(id, X_CPID);
+  char want[64];
+  snprintf(want, sizeof want, "ripple: cpid %s", id);
+  assert_string_equal(warning(f), want);
+  f->cap->now += 600 * 1000000000LL; /* long after the recent memory's 5 s */
+  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:deployment-controller",
+         "ReplicaSet", "replicasets", "", "d", "web-1",
+         "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","
+         "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"ownerReferences\":[{\"apiVersion\":"
+         "\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"web\",\"uid\":\"dep-uid\","
+         "\"controller\":true}]}}",
+         "null");
+  post(f, body);
+  if (!strstr(f->patch, id)) fail_msg("patch %s lacks %s", f->patch, id);
+  /* The Deployment controller's own writes of it keep what is held. */
+  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:deployment-controller",
+         "Deployment", "deployments", "", "d", "web",
+         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+         "\"uid\":\"dep-uid\",\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}",
+         "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+         "\"uid\":\"dep-uid\",\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}");
+  post(f, body);
+  assert_string_equal(f->patch, "");
+  char got[40];
+  fmt(&f->cap->sp[f->cap->nsp - 1].cpid, got);
+  assert_string_equal(got, id);
   /* A client context that claims ancestors is cut to a root. */
   review(body, sizeof body, "CREATE", "alice", "Service", "services", "", "d", "svc",
          "{\"kind\":\"Service\",\"metadata\":{\"name\":\"svc\",\"namespace\":\"d\","

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# register-lab.sh: register ripple-webhook with the lab (by loopback URL).
+# register-lab.sh: register ripple-webhook with the lab (by loopback URL), with the
+# one registration (registration.sh, from registration.yaml).
 #
 #   webhook/deploy/register-lab.sh [--name N] [--port P] NAMESPACE...
 #   webhook/deploy/register-lab.sh --delete [--name N]
@@ -22,7 +23,6 @@ done
 if ((del)); then exec "$lab" kubectl delete mutatingwebhookconfiguration "$name" --ignore-not-found; fi
 ((${#ns[@]})) || { echo "register-lab.sh: name the namespaces to trace" >&2; exit 2; }
 eval "$("$lab" env)"
-list=$(printf '"%s",' "${ns[@]}")
-sed -e "s|@NAME@|$name|g" -e "s|@URL@|https://127.0.0.1:$port/mutate|" \
-    -e "s|@CA_BUNDLE@|$(base64 -w0 <"$RIPPLE_LAB_CA")|" -e "s|@NAMESPACES@|${list%,}|" \
-    "$here/webhook-lab.yaml" | "$lab" kubectl apply -f -
+list=$(IFS=,; echo "${ns[*]}")
+"$here/registration.sh" --name "$name" --url "https://127.0.0.1:$port/mutate" \
+  --ca-file "$RIPPLE_LAB_CA" --namespaces "$list" | "$lab" kubectl apply -f -
