@@ -18,7 +18,8 @@
  *           operation that adds it).
  *   delete  a DELETE carries no object: the annotation is patched first (a
  *           root write with our CPID), then the object is deleted; the
- *           webhook's delete span carries the object's last context, ours.
+ *           webhook takes the root it saw moments before as the delete's,
+ *           so the delete and its cascade carry ours.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -121,6 +121,25 @@ static int holds(const wh_review_t *r, carrier_t c, const wh_decision_t *d) {
          (c == CARRY_OBJECT && r->op == WH_OP_UPDATE && !strcmp(d->kind, "Deployment"));
 }
 
+/* A held object's annotation stays what it was, even when the client changed
+ * it (kubectl ripple writes its root there): the context is held instead. */
+static int keep_annotation(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
+  ripple_ctx_t was, now_ctx;
+  uint32_t max = ripple_tracer_max_ancestors(w->tracer);
+  int orc = r->old ? wh_obj_ctx(r->old, d->kind, max, &was) : RIPPLE_ENOENT;
+  int nrc = wh_obj_ctx(r->object, d->kind, max, &now_ctx);
+  if (orc == RIPPLE_OK) {
+    ripple_ctx_t keep = d->ctx;
+    d->ctx = was;
+    int rc = patch_object(r->object, d->kind, d);
+    d->ctx = keep;
+    return rc;
+  }
+  if (orc == RIPPLE_ENOENT && nrc != RIPPLE_ENOENT)
+    return wh_obj_patch_remove(d->kind, &d->patch, &d->patch_len);
+  return RIPPLE_OK; /* a malformed stored value: left as it was */
+}
+
 static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, wh_decision_t *d) {
   ripple_ctx_t client, old;
   const json_t *obj = r->object;
@@ -145,7 +164,8 @@ static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, 
   d->how = RIPPLE_MERGE_NEW;
   d->start_ns = now;
   d->held = holds(r, c, d);
-  if ((c == CARRY_OBJECT && !d->held) || c == CARRY_BINDING) return patch_object(obj, d->kind, d);
+  if (c == CARRY_OBJECT && d->held) return keep_annotation(w, r, d);
+  if (c == CARRY_OBJECT || c == CARRY_BINDING) return patch_object(obj, d->kind, d);
   return RIPPLE_OK;
 }
 
@@ -293,7 +313,8 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t
   d->traced = 1;
   d->start_ns = d->spontaneous ? now : cause_time(w, d, s, now);
   d->held = holds(r, c, d);
-  if (c == CARRY_OBJECT && !d->held) return patch_object(r->object, d->kind, d);
+  if (c == CARRY_OBJECT && d->held) return keep_annotation(w, r, d);
+  if (c == CARRY_OBJECT) return patch_object(r->object, d->kind, d);
   if (c == CARRY_BINDING && !ripple_ctx_equal(&d->ctx, &target))
     return patch_object(r->object, d->kind, d);
   return RIPPLE_OK;

@@ -5,7 +5,8 @@
  * is its span, under the CPID of the change that caused it, with the deleted
  * object's own last CPID kept as the attribute lastCpid. The cause is, in
  * this order:
- *   - for a person's or CI's delete, the delete itself: a root change;
+ *   - for a person's or CI's delete, the delete itself: a root change (the
+ *     root its client gave the object in a write just before, if any);
  *   - the change already deleting this object (a Pod deleted gracefully is
  *     deleted again by its kubelet);
  *   - the deletion of its namespace (the namespace controller empties it);
@@ -59,7 +60,16 @@ int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, int64_t no
     d->last = last.cpid;
   }
   int rc;
-  if (actor == WH_ACTOR_USER) {
+  ripple_ctx_t just;
+  if (actor == WH_ACTOR_USER && r->old &&
+      wh_memo_recent_get(w->memo, d->kind, r->ns, r->name, d->uid, now, &just) == RIPPLE_OK &&
+      just.nanc == 0) {
+    /* A root given to this very object moments ago: kubectl ripple delete
+     * writes its CPID in a patch just before the DELETE, which carries none. */
+    d->ctx = just;
+    d->how = RIPPLE_MERGE_UNCHANGED;
+    d->root = d->traced = 1;
+  } else if (actor == WH_ACTOR_USER) {
     if ((rc = wh_decide_new_root(w, r, d)) != RIPPLE_OK) return rc;
     d->root = 1;
   } else if (controller_cause(w, r, d, now, &cause) == RIPPLE_OK) {

@@ -144,7 +144,8 @@ static void test_root_fresh(void **state) {
 static void test_root_client_cpid(void **state) {
   fx_t *f = *state;
   char body[4096];
-  /* kubectl ripple set X in this write (the stored object had S): kept. */
+  /* kubectl ripple set X in this write (the stored object had S): kept as the
+   * root, and held: the Deployment's annotation stays S. */
   review(body, sizeof body, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d",
          "web",
          "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
@@ -152,7 +153,9 @@ static void test_root_client_cpid(void **state) {
          "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
          "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" S_CPID "\"}}}");
   post(f, body);
-  assert_string_equal(f->patch, "");
+  assert_string_equal(f->patch,
+                      "[{\"op\":\"add\",\"path\":\"/metadata/annotations/"
+                      "cpid.ripple.dev~1deployment\",\"value\":\"1;" S_CPID "\"}]");
   assert_string_equal(warning(f), "ripple: cpid " X_CPID);
   assert_int_equal(f->cap->nml, 1);
   char id[40];

@@ -281,6 +281,37 @@ static void test_delete_cascade(void **state) {
   assert_int_equal(atomic_load(&wh_metrics(f->w)->deletes_caused), 3);
 }
 
+/* kubectl ripple delete: a patch with the client's root, then the DELETE,
+ * which carries nothing: the delete and its cascade keep that root. */
+static void test_delete_after_client_root(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world, rs_json);
+  const char *dep_old =
+      "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
+      "\"namespace\":\"d\",\"uid\":\"dep-uid\",\"annotations\":{\"cpid.ripple.dev/"
+      "deployment\":\"1;" S_CPID "\"}}}";
+  const char *dep_new =
+      "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
+      "\"namespace\":\"d\",\"uid\":\"dep-uid\",\"annotations\":{\"cpid.ripple.dev/"
+      "deployment\":\"1;" Y_CPID "\"}}}";
+  char body[4096];
+  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d",
+         "web", dep_new, dep_old);
+  post(f, body);
+  assert_string_equal(warning(f), "ripple: cpid " Y_CPID);
+  f->cap->now += 1000000;
+  delete_req(f, "kubernetes-admin", "Deployment", "deployments", "web", dep_old);
+  assert_string_equal(warning(f), "ripple: cpid " Y_CPID);
+  assert_span(f, 1, Y_CPID, S_CPID, "kubernetes-admin");
+  delete_req(f, GC_SA, "ReplicaSet", "replicasets", "web-1", rs_json);
+  assert_span(f, 2, Y_CPID, X_CPID, "generic-garbage-collector");
+  assert_int_equal(f->cap->nml, 1); /* the client's root, once */
+  /* Much later, a delete is a change of its own. */
+  f->cap->now += 60 * 1000000000LL;
+  delete_req(f, "kubernetes-admin", "Deployment", "deployments", "web", dep_old);
+  assert_int_equal(f->cap->nml, 2);
+}
+
 /* A namespace delete is one trace: the namespace controller's collection
  * deletes and the kubelet's deletes inside it carry its root, before any
  * owner's context. */
@@ -417,6 +448,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_cronjob_tick, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_by_owner_controller, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_cascade, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_delete_after_client_root, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_namespace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_without_cause, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_forgets, setup, teardown),

@@ -10,7 +10,8 @@
 # tls.crt, tls.key; then, for a cluster:
 #   kubectl -n ripple-system create secret tls ripple-webhook-tls \
 #     --cert DIR/tls.crt --key DIR/tls.key
-# and put base64 -w0 DIR/ca.crt into webhook-service.yaml's caBundle.
+# and register it: registration.sh --service ripple-system/ripple-webhook \
+#   --ca-file DIR/ca.crt | kubectl apply -f -
 set -euo pipefail
 dir=${1:?usage: make-certs.sh DIR [SAN...]}; shift
 sans=("$@")
