@@ -8,6 +8,8 @@
  * nothing remembered under a key that names more than one object (a
  * generated name, a reused name) may become a source.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -438,6 +440,102 @@ static void test_hop_series_bounded(void **state) {
   wh_metrics_destroy(&m);
 }
 
+/* ---- many connections at once (run under TSan too) --------------------------- */
+
+typedef struct par {
+  wh_t *w;
+  atomic_int spans, mergelogs, stop;
+  int id;
+} par_t;
+
+static void par_span(void *ud, const ripple_span_rec_t *sp) {
+  (void)sp;
+  atomic_fetch_add(&((par_t *)ud)->spans, 1);
+}
+
+static void par_mergelog(void *ud, const ripple_mergelog_t *ml) {
+  (void)ml;
+  atomic_fetch_add(&((par_t *)ud)->mergelogs, 1);
+}
+
+typedef struct worker {
+  par_t *p;
+  int id;
+} worker_t;
+
+/* Roots, children, bindings that must wait, deletes: every shared table. */
+static void *par_requests(void *ud) {
+  worker_t *wk = ud;
+  char body[4096], obj[1024], name[64];
+  for (int i = 0; i < 200; i++) {
+    snprintf(name, sizeof name, "w%d-%d", wk->id, i % 7);
+    snprintf(obj, sizeof obj,
+             "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":"
+             "\"%s\",\"namespace\":\"d\",\"uid\":\"u-%s\"}}",
+             name, name);
+    review(body, sizeof body, i % 3 ? "UPDATE" : "CREATE", "kubernetes-admin", "Deployment",
+           "deployments", "", "d", name, obj, i % 3 ? obj : "null");
+    sbuf_t out;
+    sbuf_init(&out);
+    assert_int_equal(wh_handle(wk->p->w, body, strlen(body), &out), 200);
+    out.len = 0;
+    snprintf(obj, sizeof obj,
+             "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+             "\"%s-1\",\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+             "\"kind\":\"Deployment\",\"name\":\"%s\",\"uid\":\"u-%s\",\"controller\":true}]}}",
+             name, name, name);
+    review(body, sizeof body, "CREATE", RS_SA, "ReplicaSet", "replicasets", "", "d", "", obj,
+           "null");
+    assert_int_equal(wh_handle(wk->p->w, body, strlen(body), &out), 200);
+    out.len = 0;
+    review(body, sizeof body, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d",
+           name, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"p\"}}",
+           "null");
+    assert_int_equal(wh_handle(wk->p->w, body, strlen(body), &out), 200);
+    out.len = 0;
+    review(body, sizeof body, "DELETE", GC_SA, "ReplicaSet", "replicasets", "", "d", name, "null",
+           obj);
+    assert_int_equal(wh_handle(wk->p->w, body, strlen(body), &out), 200);
+    sbuf_free(&out);
+  }
+  return NULL;
+}
+
+static void *par_ticks(void *ud) {
+  par_t *p = ud;
+  while (!atomic_load(&p->stop)) wh_tick(p->w);
+  return NULL;
+}
+
+static void test_concurrent_requests(void **state) {
+  (void)state;
+  par_t p = {0};
+  wh_opts_t o = {.max_ancestors = 10, .sink = {par_mergelog, par_span, &p}};
+  assert_int_equal(wh_new(&o, &p.w), RIPPLE_OK);
+  enum { N = 4 };
+  pthread_t t[N], ticker;
+  worker_t wk[N];
+  assert_int_equal(pthread_create(&ticker, NULL, par_ticks, &p), 0);
+  for (int i = 0; i < N; i++) {
+    wk[i] = (worker_t){&p, i};
+    assert_int_equal(pthread_create(&t[i], NULL, par_requests, &wk[i]), 0);
+  }
+  for (int i = 0; i < N; i++) pthread_join(t[i], NULL);
+  atomic_store(&p.stop, 1);
+  pthread_join(ticker, NULL);
+  /* Each round: a root and its ReplicaSet create and delete (the binding's
+   * span waits for a Pod that never comes). */
+  assert_int_equal(atomic_load(&p.spans), N * 200 * 3);
+  sbuf_t out;
+  sbuf_init(&out);
+  wh_gauges_t g = {0};
+  wh_metrics_write(wh_metrics(p.w), &g, &out);
+  sbuf_putc(&out, '\0');
+  assert_non_null(strstr(out.p, "component=\"replicaset-controller\""));
+  sbuf_free(&out);
+  wh_free(p.w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_generated_names_never_merge, setup, teardown),
@@ -454,6 +552,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_delete_forgets, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hop_metrics, setup, teardown),
       cmocka_unit_test(test_hop_series_bounded),
+      cmocka_unit_test(test_concurrent_requests),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
