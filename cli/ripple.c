@@ -24,6 +24,7 @@ static const struct {
     {"analyze", "per-hop propagation times from change logs (docs/analyze.md)"},
     {"run", "runs a change scenario with the watch agent recording (docs/run.md)"},
     {"webhook", "the admission webhook: CPIDs for unmodified controllers (docs/webhook.md)"},
+    {"guard", "takes the webhook out of the write path while it does not answer (docs/guard.md)"},
 };
 
 static void usage(FILE *f) {

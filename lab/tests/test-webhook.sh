@@ -32,10 +32,10 @@ reject() {
   local out
   if out=$(k -n "$ns" create configmap "b$RANDOM" --from-literal=k=v 2>&1); then echo "created: $out"; return 1; fi
   echo "$out"
-  grep -q "$name.ripple.local" <<<"$out"
+  grep -q "$name.ripple.dev" <<<"$out"
 }
 wait_until "a create rejected by webhook $name" reject
-pass "rejected by $name.ripple.local"
+pass "rejected by $name.ripple.dev"
 
 "$LAB" webhook --delete --name "$name" >/dev/null
 k -n "$ns" create configmap c --from-literal=k=v >/dev/null || fail "create failed after the webhook was deleted"

@@ -1,6 +1,7 @@
 /*
  * wh_lab.c - the trace server and the webhook as real processes for lab
- * tests, and the webhook's registration (wh_lab.h).
+ * tests, and the webhook's registration (wh_lab.h), made by the one generator of
+ * registrations, webhook/deploy/registration.sh.
  */
 #include "wh_lab.h"
 
@@ -14,7 +15,6 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "review.h"
 #include "rw_lab.h"
 #include "testutil.h"
 
@@ -139,6 +139,22 @@ void whlab_start(whlab_t *l) {
   fprintf(stderr, "# logs: %s %s\n", l->server.log, l->webhook.log);
 }
 
+int whlab_annotated(ripple_kube_client_t *kc, const char *ns) {
+  json_t *svc = lab_json(
+      "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
+      "\"ripple-probe\"},\"spec\":{\"ports\":[{\"port\":80}]}}");
+  ripple_kube_write_opts_t wo = {.dry_run = 1};
+  ripple_kube_status_t st;
+  json_t *out = NULL;
+  int ok =
+      ripple_kube_create(kc, lab_resolve(kc, "services"), ns, svc, &wo, &out, &st) == RIPPLE_OK &&
+      json_object_get(json_object_get(json_object_get(out, "metadata"), "annotations"),
+                      "cpid.ripple.dev/service") != NULL;
+  json_decref(svc);
+  json_decref(out);
+  return ok;
+}
+
 typedef struct probe {
   ripple_kube_client_t *kc;
   const char *ns;
@@ -148,52 +164,51 @@ typedef struct probe {
  * webhook's context come back on it? */
 static int webhook_active(void *ud) {
   probe_t *p = ud;
-  json_t *svc = lab_json(
-      "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
-      "\"ripple-probe\"},\"spec\":{\"ports\":[{\"port\":80}]}}");
-  ripple_kube_write_opts_t wo = {.dry_run = 1};
-  ripple_kube_status_t st;
-  json_t *out = NULL;
-  int ok = ripple_kube_create(p->kc, lab_resolve(p->kc, "services"), p->ns, svc, &wo, &out, &st) ==
-               RIPPLE_OK &&
-           json_object_get(json_object_get(json_object_get(out, "metadata"), "annotations"),
-                           "cpid.ripple.dev/service") != NULL;
-  json_decref(svc);
-  json_decref(out);
-  return ok;
+  return whlab_annotated(p->kc, p->ns);
+}
+
+/* The registration as YAML from the one generator every registration comes
+ * from (webhook/deploy/registration.sh, template registration.yaml). */
+static void registration_yaml(const whlab_t *l, const char *name, const char *ns, sbuf_t *out) {
+  const char *src = getenv("RIPPLE_SOURCE_DIR"), *ca = getenv("RIPPLE_LAB_CA");
+  if (!src || !ca) fail_msg("RIPPLE_SOURCE_DIR and RIPPLE_LAB_CA are needed (ctest sets them)");
+  char script[512], url[64];
+  snprintf(script, sizeof script, "%s/webhook/deploy/registration.sh", src);
+  snprintf(url, sizeof url, "https://127.0.0.1:%u/mutate", l->webhook.port);
+  char *argv[] = {script,      "--name",   (char *)name,   "--url",    url,
+                  "--ca-file", (char *)ca, "--namespaces", (char *)ns, NULL};
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (dup2(fds[1], 1) < 0) _exit(126);
+    close(fds[0]);
+    execv(script, argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) sbuf_put(out, buf, (size_t)n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || out->oom || !out->len)
+    fail_msg("%s failed (status %d)", script, status);
 }
 
 void whlab_register(whlab_t *l, ripple_kube_client_t *kc, const char *name, const char *ns) {
-  FILE *f = fopen(getenv("RIPPLE_LAB_CA"), "rb");
-  assert_non_null(f);
-  char pem[6000], ca_b64[8192];
-  size_t n = fread(pem, 1, sizeof pem, f);
-  fclose(f);
-  sbuf_t b;
-  sbuf_init(&b);
-  wh_base64(&b, pem, n);
-  assert_true(!b.oom && b.len < sizeof ca_b64);
-  memcpy(ca_b64, b.p, b.len);
-  ca_b64[b.len] = '\0';
-  sbuf_free(&b);
-  json_t *cfg = lab_json(
-      "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
-      "\"MutatingWebhookConfiguration\",\"metadata\":{\"name\":\"%s\"},\"webhooks\":[{\"name\":"
-      "\"%s.ripple.local\",\"clientConfig\":{\"url\":\"https://127.0.0.1:%u/mutate\","
-      "\"caBundle\":\"%s\"},\"rules\":[{\"operations\":[\"CREATE\",\"UPDATE\",\"DELETE\"],"
-      "\"apiGroups\":[\"\",\"apps\",\"discovery.k8s.io\"],\"apiVersions\":[\"*\"],\"resources\":["
-      "\"pods\",\"pods/status\",\"pods/binding\",\"services\",\"endpoints\",\"replicasets\","
-      "\"replicasets/status\",\"deployments\",\"deployments/status\",\"deployments/scale\","
-      "\"endpointslices\"],\"scope\":\"Namespaced\"}],\"namespaceSelector\":{"
-      "\"matchExpressions\":[{\"key\":\"kubernetes.io/metadata.name\",\"operator\":\"In\","
-      "\"values\":[\"%s\"]}]},\"admissionReviewVersions\":[\"v1\"],\"sideEffects\":"
-      "\"NoneOnDryRun\",\"timeoutSeconds\":2,\"failurePolicy\":\"Ignore\","
-      "\"reinvocationPolicy\":\"Never\"}]}",
-      name, name, l->webhook.port, ca_b64, ns);
+  sbuf_t y;
+  sbuf_init(&y);
+  registration_yaml(l, name, ns, &y);
+  /* The API server takes YAML as it is: the generator's text is what is stored. */
   ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_create(kc, lab_resolve(kc, "mutatingwebhookconfigurations"), NULL, cfg,
-                                NULL, NULL, &st));
-  json_decref(cfg);
+  LAB_OK(st, ripple_kube_request(kc, "POST",
+                                 "/apis/admissionregistration.k8s.io/v1/"
+                                 "mutatingwebhookconfigurations",
+                                 "application/yaml", y.p, y.len, NULL, &st));
+  sbuf_free(&y);
   snprintf(l->name, sizeof l->name, "%s", name);
   /* The API server picks a new registration up a moment later (longer just
    * after it restarted): wait until a dry-run write comes back annotated. */

@@ -33,8 +33,12 @@ void whlab_start(whlab_t *l);
 void whlab_spawn(whlab_proc_t *p, char *const argv[]);
 /* SIGKILL one process (a no-op when it is not running). */
 void whlab_kill(whlab_proc_t *p);
-/* Register the webhook for namespace ns only, under name. */
+/* Register the webhook for namespace ns only, under name (webhook/deploy/
+ * registration.sh, the one registration), and wait until a dry-run write in ns
+ * comes back annotated. */
 void whlab_register(whlab_t *l, ripple_kube_client_t *kc, const char *name, const char *ns);
+/* Does a dry-run Service create in ns come back with the webhook's context? */
+int whlab_annotated(ripple_kube_client_t *kc, const char *ns);
 /* Remove the registration (if any). */
 void whlab_unregister(whlab_t *l, ripple_kube_client_t *kc);
 /* GET path on the webhook over HTTPS; the HTTP status, 0 when unreachable. */

@@ -1,0 +1,112 @@
+/*
+ * guard.h - ripple-guard's parts (docs/guard.md): the probe/hysteresis state
+ * machine, the probe's AdmissionReview and the check of its answer, the
+ * registration read from and patched back to the API server, the probe over
+ * HTTPS, and the metrics. Everything but probe.c and reg_kube.c is pure
+ * logic, a library for the unit tests and the fuzz target.
+ *
+ * Memory: the caller owns what it passes in. guard_reg_t owns its targets'
+ * strings (guard_reg_free releases them); text goes into a caller's sbuf_t.
+ * Nothing returned is borrowed beyond the call.
+ */
+#ifndef RIPPLE_GUARD_H
+#define RIPPLE_GUARD_H
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "ripple/kube.h"
+#include "ripple/ripple.h"
+
+/* The matchCondition the guard adds to every webhook of the configuration to
+ * take it out of the write path, and removes to put it back. */
+#define GUARD_OFF_NAME "ripple-guard-off"
+#define GUARD_OFF_EXPR "false"
+/* A namespace that never exists: the probe's ConfigMap is never stored. */
+#define GUARD_PROBE_NS "ripple-guard-probe"
+#define GUARD_MAX_WEBHOOKS 16
+
+/* ---- the state machine (state.c) ---------------------------------------- */
+
+typedef enum guard_action { GUARD_KEEP, GUARD_DISABLE, GUARD_RESTORE } guard_action_t;
+
+typedef struct guard_sm {
+  /* configuration */
+  unsigned fail_after;    /* consecutive failures that disable (>= 1) */
+  unsigned recover_after; /* consecutive successes that restore (>= 1) */
+  unsigned recover_max;   /* the most successes a flapping webhook must show */
+  int64_t flap_ns;        /* a disable this soon after a restore is a flap */
+  /* state */
+  int disabled;          /* the decision: the webhook should be out of the path */
+  unsigned fails, oks;   /* consecutive results */
+  unsigned recover_need; /* successes needed now (doubles on each flap) */
+  int64_t restored_at;   /* when the last restore was decided, 0 never */
+} guard_sm_t;
+
+/* disabled: the registration's state when the guard starts (a guard that
+ * restarts while the webhook is out keeps it out until it recovers). */
+void guard_sm_init(guard_sm_t *sm, unsigned fail_after, unsigned recover_after, int disabled);
+/* One probe's result at time now_ns: what changed in the decision. */
+guard_action_t guard_sm_probe(guard_sm_t *sm, int ok, int64_t now_ns);
+
+/* ---- the probe's request and answer (answer.c) --------------------------- */
+
+/* A dry-run AdmissionReview: CREATE of a ConfigMap in GUARD_PROBE_NS. */
+void guard_probe_body(sbuf_t *b, const char *uid);
+/* RIPPLE_OK when body is an AdmissionReview (admission.k8s.io/v1) answering
+ * uid (response.uid equal, response.allowed a boolean); else RIPPLE_EJSON and
+ * why names the first thing that was wrong. */
+int guard_answer_check(const char *body, size_t len, const char *uid, char *why, size_t cap);
+
+/* ---- the registration (reg.c, reg_kube.c) -------------------------------- */
+
+typedef struct guard_target {
+  char *name; /* the webhook's name */
+  char *url;  /* clientConfig.url, or https://SERVICE.NS.svc:PORT/PATH */
+  char *ca;   /* the caBundle decoded (PEM), NULL when absent */
+  size_t ca_len;
+} guard_target_t;
+
+typedef struct guard_reg {
+  guard_target_t t[GUARD_MAX_WEBHOOKS];
+  size_t n;
+  int off; /* 1 every webhook has GUARD_OFF_NAME, 0 none, -1 some */
+} guard_reg_t;
+
+/* The webhooks of a MutatingWebhookConfiguration. On failure why says what. */
+int guard_reg_parse(const json_t *cfg, guard_reg_t *out, char *why, size_t cap);
+void guard_reg_free(guard_reg_t *r);
+/* A strategic merge patch that adds (off) or removes (!off) GUARD_OFF_NAME on
+ * every webhook: by the condition's name, so applying it twice is harmless and
+ * no index or resourceVersion is needed. */
+void guard_reg_patch(const guard_reg_t *r, int off, sbuf_t *out);
+/* Is url https on a loopback address (127.x.x.x, localhost, [::1])? */
+int guard_url_loopback(const char *url);
+
+int guard_reg_read(ripple_kube_client_t *kc, const char *name, guard_reg_t *out,
+                   ripple_kube_status_t *st, char *why, size_t cap);
+int guard_reg_set(ripple_kube_client_t *kc, const char *name, const guard_reg_t *r, int off,
+                  ripple_kube_status_t *st);
+
+/* ---- the probe (probe.c) ------------------------------------------------- */
+
+/* One dry AdmissionReview POSTed to t within timeout_ms: RIPPLE_OK when the
+ * answer is one; otherwise why says what happened (timeout, refused, HTTP
+ * status, not an AdmissionReview). */
+int guard_probe(const guard_target_t *t, uint32_t timeout_ms, uint64_t seq, char *why, size_t cap);
+
+/* ---- metrics (metrics.c) ------------------------------------------------- */
+
+typedef struct guard_metrics {
+  atomic_uint_fast64_t probes, probe_failures, disabled, restored, kube_errors;
+  atomic_int webhook_disabled, last_ok;
+  atomic_int_fast64_t last_probe_us; /* how long the last probe took */
+} guard_metrics_t;
+
+/* Prometheus text exposition. */
+void guard_metrics_write(guard_metrics_t *m, sbuf_t *b);
+
+#endif

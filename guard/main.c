@@ -1,0 +1,241 @@
+/*
+ * main.c - ripple-guard: takes ripple-webhook out of the API server's write
+ * path when it stops answering, and puts it back when it answers again
+ * (docs/guard.md).
+ *
+ *   ripple-guard --name MWC [--listen 127.0.0.1:8090] [--interval MS]
+ *                [--probe-timeout MS] [--fail-after N] [--recover-after N] ...
+ *
+ * failurePolicy Ignore protects the cluster from a webhook that refuses
+ * connections, not from one that accepts them and never answers: then every
+ * write waits for timeoutSeconds. The guard probes the webhook as the API
+ * server calls it and, while it does not answer, keeps the API server from
+ * calling it at all (a matchCondition "false" on the registration). Serves
+ * GET /healthz and /metrics over HTTP; stops on SIGINT/SIGTERM.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "httpd.h"
+#include "loop.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: ripple-guard --name MWC [options]\n"
+          "  --name MWC              the MutatingWebhookConfiguration to guard (required)\n"
+          "  --listen ADDR:PORT      /healthz and /metrics over HTTP (default 127.0.0.1:8090;\n"
+          "                          port 0 = any)\n"
+          "  --kubeconfig F          (default: $KUBECONFIG, ~/.kube/config, in-cluster)\n"
+          "  --context NAME          kubeconfig context\n"
+          "  --url URL --ca F        probe URL with CA file F instead of each webhook's\n"
+          "                          clientConfig and caBundle\n"
+          "  --interval MS           between probes (default 250)\n"
+          "  --probe-timeout MS      a probe's whole time, connect to answer (default 250)\n"
+          "  --fail-after N          consecutive failures that disable (default 2)\n"
+          "  --recover-after N       consecutive successes that restore (default 3)\n"
+          "  --resync MS             re-read the registration this often (default 10000)\n"
+          "  --allow-remote          probe URLs that are not on loopback (a Service in a\n"
+          "                          real cluster)\n"
+          "  --log-level LEVEL       debug, info, warn, error\n");
+}
+
+typedef struct options {
+  guard_opts_t g;
+  char host[64];
+  uint16_t port;
+  const char *kubeconfig, *context;
+  char *ca;
+  ripple_log_level_t level;
+} options_t;
+
+static int parse_listen(const char *v, options_t *o) {
+  const char *colon = strrchr(v, ':');
+  char *end = NULL;
+  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+  if (!colon || (size_t)(colon - v) >= sizeof o->host || *end || end == colon + 1 || port > 65535)
+    return -1;
+  memcpy(o->host, v, (size_t)(colon - v));
+  o->host[colon - v] = '\0';
+  o->port = (uint16_t)port;
+  return 0;
+}
+
+static int parse_u32(const char *v, unsigned long min, unsigned long max, uint32_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long n = strtoul(v, &end, 10);
+  if (end == v || *end || v[0] == '-' || errno || n < min || n > max) return -1;
+  *out = (uint32_t)n;
+  return 0;
+}
+
+/* One option with its value: 0 taken, -1 bad value, -2 unknown. */
+static int parse_option(options_t *o, const char *a, const char *v) {
+  uint32_t n;
+  if (!strcmp(a, "--name")) return o->g.name = v, 0;
+  if (!strcmp(a, "--listen")) return parse_listen(v, o);
+  if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, 0;
+  if (!strcmp(a, "--context")) return o->context = v, 0;
+  if (!strcmp(a, "--url")) return o->g.url = v, 0;
+  if (!strcmp(a, "--ca")) {
+    free(o->ca);
+    o->ca = NULL;
+    return sbuf_read_file(v, &o->ca) == RIPPLE_OK ? 0 : -1;
+  }
+  if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level) ? -1 : 0;
+  if (!strcmp(a, "--interval")) return parse_u32(v, 10, 600000, &o->g.interval_ms);
+  if (!strcmp(a, "--probe-timeout")) return parse_u32(v, 10, 60000, &o->g.probe_timeout_ms);
+  if (!strcmp(a, "--resync")) return parse_u32(v, 100, 3600000, &o->g.resync_ms);
+  if (!strcmp(a, "--fail-after")) return parse_u32(v, 1, 1000, &n) ? -1 : (o->g.fail_after = n, 0);
+  if (!strcmp(a, "--recover-after"))
+    return parse_u32(v, 1, 1000, &n) ? -1 : (o->g.recover_after = n, 0);
+  return -2;
+}
+
+/* -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, options_t *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout), 0;
+    if (!strcmp(a, "--allow-remote")) {
+      o->g.allow_remote = 1;
+      continue;
+    }
+    int rc = v ? parse_option(o, a, v) : -2;
+    if (rc == -2) {
+      fprintf(stderr, "ripple-guard: unknown option or missing value: %s\n", a);
+      usage(stderr);
+      return 2;
+    }
+    if (rc != 0) {
+      fprintf(stderr, "ripple-guard: bad value for %s: '%s'\n", a, v);
+      return 2;
+    }
+    i++;
+  }
+  if (!o->g.name) {
+    fprintf(stderr, "ripple-guard: --name MWC is required\n");
+    return 2;
+  }
+  if (o->ca && !o->g.url) {
+    fprintf(stderr, "ripple-guard: --ca goes with --url\n");
+    return 2;
+  }
+  o->g.ca = o->ca;
+  return -1;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *type,
+                                 const char *p, size_t len) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)p, MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", type);
+  enum MHD_Result rc = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *size, void **con_cls) {
+  (void)version, (void)data;
+  if (!*con_cls) { /* headers only so far */
+    *con_cls = c;
+    return MHD_YES;
+  }
+  if (*size) { /* no endpoint takes a body */
+    *size = 0;
+    return MHD_YES;
+  }
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+    return send_text(c, 405, "text/plain", "GET /healthz or /metrics\n", 25);
+  if (!strcmp(url, "/healthz")) return send_text(c, 200, "text/plain", "ok\n", 3);
+  if (strcmp(url, "/metrics") != 0)
+    return send_text(c, 404, "text/plain", "try /healthz, /metrics\n", 23);
+  sbuf_t b;
+  sbuf_init(&b);
+  guard_metrics_write(cls, &b);
+  enum MHD_Result rc = b.oom ? send_text(c, 500, "text/plain", "out of memory\n", 14)
+                             : send_text(c, 200, "text/plain; version=0.0.4", b.p, b.len);
+  sbuf_free(&b);
+  return rc;
+}
+
+static int client_new(const options_t *o, ripple_kube_client_t **kc) {
+  ripple_kube_config_opts_t co = {.kubeconfig = o->kubeconfig, .context = o->context};
+  ripple_kube_config_t *cfg;
+  char err[512];
+  if (ripple_kube_config_load(&co, &cfg, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-guard: %s\n", err);
+    return -1;
+  }
+  /* Short requests: a slow API server must not hold the probes up for long. */
+  ripple_kube_client_opts_t ko = {.timeout_ms = 5000, .user_agent = "ripple-guard"};
+  int rc = ripple_kube_client_new(cfg, &ko, kc);
+  ripple_kube_config_free(cfg);
+  if (rc != RIPPLE_OK) fprintf(stderr, "ripple-guard: %s\n", ripple_kube_strerror(rc));
+  return rc == RIPPLE_OK ? 0 : -1;
+}
+
+static int serve(options_t *o, const sigset_t *sigs) {
+  static guard_metrics_t m;
+  ripple_kube_client_t *kc = NULL;
+  if (client_new(o, &kc)) return 1;
+  httpd_opts_t ho = {.host = o->host,
+                     .port = o->port,
+                     .max_connections = 32,
+                     .timeout_s = 10,
+                     .on_request = on_request,
+                     .cls = &m};
+  struct MHD_Daemon *d;
+  uint16_t port;
+  char err[512];
+  if (httpd_start(&ho, &d, &port, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-guard: %s\n", err);
+    ripple_kube_client_free(kc);
+    return 1;
+  }
+  ripple_log(RIPPLE_LOG_INFO, "listening",
+             "addr=%s:%u name=%s interval_ms=%u probe_timeout_ms=%u fail_after=%u "
+             "recover_after=%u",
+             o->host, port, o->g.name, o->g.interval_ms, o->g.probe_timeout_ms, o->g.fail_after,
+             o->g.recover_after);
+  guard_loop(&o->g, kc, &m, sigs);
+  MHD_stop_daemon(d);
+  ripple_kube_client_free(kc);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  options_t o;
+  memset(&o, 0, sizeof o);
+  snprintf(o.host, sizeof o.host, "127.0.0.1");
+  o.port = 8090;
+  o.level = RIPPLE_LOG_INFO;
+  o.g = (guard_opts_t){.interval_ms = 250,
+                       .probe_timeout_ms = 250,
+                       .resync_ms = 10000,
+                       .fail_after = 2,
+                       .recover_after = 3};
+  int rc = parse_args(argc, argv, &o);
+  if (rc < 0) {
+    ripple_log_setup("guard", o.level, NULL, NULL);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    /* Signals are taken by sigtimedwait in the main thread only. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    rc = serve(&o, &sigs);
+    curl_global_cleanup();
+  }
+  free(o.ca);
+  return rc;
+}

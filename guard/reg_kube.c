@@ -1,0 +1,46 @@
+/*
+ * reg_kube.c - reading the MutatingWebhookConfiguration and patching the
+ * guard's condition on it, through libripple-kube (guard.h). The guard needs
+ * only get and patch on that one object (webhook/deploy/guard.yaml).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "guard.h"
+
+static int mwc(ripple_kube_client_t *kc, const ripple_kube_resource_t **r,
+               ripple_kube_status_t *st) {
+  return ripple_kube_resolve(kc, "mutatingwebhookconfigurations.admissionregistration.k8s.io", r,
+                             st);
+}
+
+int guard_reg_read(ripple_kube_client_t *kc, const char *name, guard_reg_t *out,
+                   ripple_kube_status_t *st, char *why, size_t cap) {
+  const ripple_kube_resource_t *r;
+  json_t *cfg = NULL;
+  int rc = mwc(kc, &r, st);
+  if (rc == RIPPLE_OK) rc = ripple_kube_get(kc, r, NULL, name, &cfg, st);
+  if (rc != RIPPLE_OK) {
+    snprintf(why, cap, "%s", st && st->message[0] ? st->message : ripple_kube_strerror(rc));
+    return rc;
+  }
+  rc = guard_reg_parse(cfg, out, why, cap);
+  json_decref(cfg);
+  return rc;
+}
+
+int guard_reg_set(ripple_kube_client_t *kc, const char *name, const guard_reg_t *reg, int off,
+                  ripple_kube_status_t *st) {
+  const ripple_kube_resource_t *r;
+  int rc = mwc(kc, &r, st);
+  if (rc != RIPPLE_OK) return rc;
+  sbuf_t p;
+  sbuf_init(&p);
+  guard_reg_patch(reg, off, &p);
+  ripple_kube_write_opts_t wo = {.field_manager = "ripple-guard"};
+  rc = p.oom ? RIPPLE_ENOMEM
+             : ripple_kube_patch(kc, r, NULL, name, RIPPLE_KUBE_PATCH_STRATEGIC, p.p, p.len, &wo,
+                                 NULL, st);
+  sbuf_free(&p);
+  return rc;
+}
