@@ -32,6 +32,7 @@ static const struct {
     {"apps", "Deployment"},
     {"apps", "StatefulSet"},
     {"apps", "DaemonSet"},
+    {"batch", "CronJob"},
     {"batch", "Job"},
 };
 enum { NBASE = sizeof base / sizeof base[0], SLOTS = 64, WANTS = 16 };

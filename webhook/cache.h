@@ -1,7 +1,7 @@
 /*
  * cache.h - the informers that hold the objects the relation rules need
  * (Pods, Services, ReplicaSets, Deployments, StatefulSets, DaemonSets, Jobs,
- * and any kind met as a controlling owner), served to the engine as its
+ * CronJobs, and any kind met as a controlling owner), served to the engine as its
  * lookup (wh.h). The client is borrowed and must outlive the cache. A restarted webhook lists them
  * again and so knows every object's context again.
  */

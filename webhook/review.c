@@ -99,6 +99,12 @@ int wh_review_decode(const char *body, size_t len, wh_review_t *out, char *err, 
     msg = "request.object and request.oldObject must be objects or null";
   else
     msg = decode_names(req, &r);
+  /* A collection delete (the namespace controller's) admits each object
+   * with request.name empty: the object's own name is the one meant. */
+  if (!msg && r.op == WH_OP_DELETE && !*r.name && r.old) {
+    const json_t *n = json_object_get(json_object_get(r.old, "metadata"), "name");
+    if (json_is_string(n)) r.name = json_string_value(n);
+  }
   if (msg) {
     json_decref(doc);
     return bad(err, errcap, msg);

@@ -1,0 +1,117 @@
+/*
+ * cascade_lab.h - what the cascade lab tests share (test_cascades_lab.c,
+ * test_cascades_lab2.c): the real trace server and webhook for one namespace
+ * of the test's own, writes as a person makes them with a root CPID the test
+ * knows, raw requests to the API server (DELETE with its admission warnings,
+ * /metrics as text), and the trace server's answers as JSON.
+ *
+ * The tests run one at a time (RUN_SERIAL), so one global state is enough.
+ */
+#ifndef RIPPLE_TESTS_CASCADE_LAB_H
+#define RIPPLE_TESTS_CASCADE_LAB_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "ripple/kube.h"
+#include "rw_lab.h"
+#include "wh_lab.h"
+
+#define CL_CPID (RIPPLE_CPID_STRLEN + 1)
+
+typedef struct cl {
+  whlab_t lab;
+  ripple_kube_client_t *kc;
+  char ns[64];    /* the test's namespace; "" once deleted */
+  int registered; /* the webhook's registration is in place */
+} cl_t;
+
+extern cl_t cl;
+
+/* The client, the trace server and the webhook, a fresh namespace
+ * "<prefix>-<random>" and the webhook registered for it. */
+void cl_begin(const char *prefix);
+/* The client and the namespace only (no webhook yet). */
+void cl_begin_cluster(const char *prefix);
+/* Start the webhook and the trace server; register them for cl.ns. */
+void cl_start_webhook(void);
+/* Remove the registration and wait until writes to cl.ns pass unchanged. */
+void cl_unregister(void);
+/* cmocka teardown: the registration, the namespace (unless ""), the processes. */
+int cl_teardown(void **state);
+
+/* ---- writes -------------------------------------------------------------- */
+
+/* A fresh root CPID, lower case. */
+void cl_new_cpid(char out[CL_CPID]);
+/* The CPID in obj's annotation for kind; 0 if none (or malformed). */
+int cl_obj_cpid(const json_t *obj, const char *kind, char out[CL_CPID]);
+/* The object, or NULL when it does not exist. */
+json_t *cl_get(const char *resource, const char *name);
+/* Create o (taken) in cl.ns. */
+void cl_create(const char *resource, json_t *o);
+/* Create o (taken) carrying a fresh root context of its kind; the CPID to cpid. */
+void cl_create_root(const char *resource, json_t *o, char cpid[CL_CPID]);
+/* A merge patch as `kubectl ripple` writes it: a fresh root context under
+ * kind's key plus the members of fields ("\"spec\":{\"replicas\":4}"). */
+void cl_patch_root(const char *resource, const char *kind, const char *name, const char *fields,
+                   char cpid[CL_CPID]);
+/* A plain merge patch (no context). */
+void cl_patch(const char *resource, const char *name, const char *patch);
+
+/* A request to the API server as the lab's admin (curl, client certificate):
+ * the HTTP status; *body (may be NULL, caller frees) the answer; warning (may
+ * be NULL) the CPID of a "ripple: cpid X" admission warning, "" if none. */
+long cl_api(const char *method, const char *path, const char *body, char **out,
+            char warning[CL_CPID]);
+/* A person's DELETE (propagationPolicy Background) of resource/name in ns
+ * (NULL: cluster-scoped); the CPID the webhook's warning names into cpid
+ * ("" if none). Fails the test unless the answer is 200 or 202. */
+void cl_delete_person(const char *resource, const char *ns, const char *name, char cpid[CL_CPID]);
+
+/* Poll cond every 100 ms up to timeout_ms; fail the test naming what when it
+ * never holds. */
+void cl_wait(int (*cond)(void *ud), void *ud, int timeout_ms, const char *what);
+/* Number of Ready nodes. */
+int cl_nodes(void);
+/* Wait until every status path (NULL-terminated, e.g. "status.readyReplicas")
+ * of resource/name is want, and status.observedGeneration (when the kind has
+ * one) is metadata.generation. */
+void cl_wait_fields(const char *resource, const char *name, long long want,
+                    const char *const *paths, int timeout_ms);
+/* Wait until exactly n Pods match selector, each Running and Ready. */
+void cl_wait_pods(const char *selector, size_t n, int timeout_ms);
+/* Wait until resource/name is gone. */
+void cl_wait_gone(const char *resource, const char *name, int timeout_ms);
+/* {name: cpid} of the objects of resource matching selector, their context
+ * under kind's key ("" when they have none). */
+json_t *cl_cpids(const char *resource, const char *selector, const char *kind);
+
+/* ---- the trace server ------------------------------------------------------ */
+
+/* GET /v1/cpids/{cpid}/{what}; fails the test unless 200. */
+json_t *cl_trace(const char *cpid, const char *what);
+/* The related CPIDs of cpid as an object {cpid: true}. */
+json_t *cl_related_set(const char *cpid);
+/* Every span the trace server holds (all pages), an array. */
+json_t *cl_all_spans(void);
+/* Wait until the trace server's stored span count has stopped growing. */
+void cl_spans_settle(void);
+const char *cl_attr(const json_t *span, const char *key);
+/* Spans of arr named name, on an object called obj (NULL: any) of kind (NULL:
+ * any). */
+size_t cl_count(const json_t *arr, const char *name, const char *obj, const char *kind);
+/* Does names ({name: ...}) hold every object name that a span of arr named
+ * name refers to, and does each of names have between lo and hi such spans? */
+void cl_expect_each(const json_t *arr, const char *name, const json_t *names, size_t lo, size_t hi);
+/* Print a summary of spans (name and object, counted) to stderr. */
+void cl_dump_spans(const char *label, const json_t *arr);
+
+/* ---- the API server's write counters -------------------------------------- */
+
+/* apiserver_request_total of writes (POST, PUT, PATCH, DELETE; dry runs left
+ * out) summed over codes, as {"<resource>[/<sub>] <VERB>": n} for the
+ * resources listed in res (NULL-terminated). */
+json_t *cl_write_counts(const char *const *res);
+
+#endif
