@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Build the lab's upstream binaries (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, kwok) from their Go modules through the Go module proxy.
+# kube-scheduler, kubectl, kwok) from their Go modules through the Go module proxy,
+# and the lab's test operator (lab/build/operator, controller-runtime).
 #
 # Versions come from lab/versions.env. Binaries are cached outside the work tree in
 #   ${RIPPLE_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ripple-lab}/<key>/bin
 # where <key> names every version and the Go toolchain; a second build is skipped.
+# The operator has a key of its own (a hash of its go.mod, go.sum and sources), so
+# it is rebuilt only when it changes, and the upstream binaries not at all.
 #
 # Usage: lab/build.sh            build if needed, print the bin directory on stdout
 #        lab/build.sh --print    print the bin directory (no build; exit 1 if not built)
+#        lab/build.sh --operator build if needed, print the operator's binary's path
+#        lab/build.sh --print-operator  print it (no build; exit 1 if not built)
 #        lab/build.sh --regen    regenerate the wrapper go.mod/go.sum files, then build
 #        lab/build.sh --force    rebuild even if the cache has the binaries
 # Progress goes to stderr; only the bin directory goes to stdout.
@@ -35,6 +40,8 @@ mode=build
 case "${1:-}" in
   "") ;;
   --print) mode=print ;;
+  --operator) mode=operator ;;
+  --print-operator) mode=print-operator ;;
   --regen) mode=regen ;;
   --force) mode=force ;;
   -h|--help) sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -54,21 +61,59 @@ key="k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_${go_version}_
 cache_root=${RIPPLE_LAB_CACHE:-${XDG_CACHE_HOME:-${HOME:?set HOME or RIPPLE_LAB_CACHE}/.cache}/ripple-lab}
 bin_dir="$cache_root/$key/bin"
 
+OP_SRC="$LAB_ROOT/build/operator"
+op_hash=$(cd "$OP_SRC" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-16) || die "cannot read $OP_SRC"
+op_key="operator-${op_hash}_${go_version}"
+op_bin="$cache_root/$op_key/bin/ripple-lab-operator"
+
 complete() {
   [[ -f "$cache_root/$key/complete" ]] || return 1
   local b
   for b in "${ALL_BINS[@]}"; do [[ -x "$bin_dir/$b" ]] || return 1; done
   [[ -s "$bin_dir/kwok-stages.yaml" ]]
 }
+op_complete() { [[ -f "$cache_root/$op_key/complete" && -x $op_bin ]]; }
 
-if [[ $mode == print ]]; then
-  complete || die "binaries for $key are not built yet (run lab/build.sh)"
-  echo "$bin_dir"
+case $mode in
+  print)
+    complete || die "binaries for $key are not built yet (run lab/build.sh)"
+    echo "$bin_dir"
+    exit 0
+    ;;
+  print-operator)
+    op_complete || die "the operator ($op_key) is not built yet (run lab/build.sh)"
+    echo "$op_bin"
+    exit 0
+    ;;
+esac
+if [[ $mode == build || $mode == operator ]] && complete && op_complete; then
+  log "cached: $bin_dir, $op_bin"
+  if [[ $mode == operator ]]; then echo "$op_bin"; else echo "$bin_dir"; fi
   exit 0
 fi
-if [[ $mode == build ]] && complete; then
-  log "cached: $bin_dir"
-  echo "$bin_dir"
+
+# The operator: one go build of lab/build/operator (its go.mod and go.sum are kept
+# in the repo, written by hand), into a temporary directory renamed when done.
+build_operator() {
+  local t0 tmp
+  t0=$(date +%s)
+  mkdir -p "$cache_root/$op_key"
+  tmp=$(mktemp -d "$cache_root/$op_key/bin.tmp.XXXXXX")
+  log "go build the operator into $op_bin"
+  if ! (cd "$OP_SRC" && go build -trimpath -ldflags "-s -w" -o "$tmp/ripple-lab-operator" .); then
+    rm -rf "$tmp"
+    die "building the operator ($OP_SRC) failed"
+  fi
+  rm -rf "${cache_root:?}/$op_key/bin"
+  mv "$tmp" "$cache_root/$op_key/bin"
+  printf 'key=%s\nbuilt=%s\nseconds=%s\n' "$op_key" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    "$(( $(date +%s) - t0 ))" > "$cache_root/$op_key/complete"
+  log "operator built in $(( $(date +%s) - t0 ))s"
+}
+
+if [[ $mode == build || $mode == operator ]] && complete; then
+  op_complete || build_operator
+  if [[ $mode == operator ]]; then echo "$op_bin"; else echo "$bin_dir"; fi
   exit 0
 fi
 
@@ -224,4 +269,5 @@ trap - EXIT
   echo "seconds=$(( $(date +%s) - start ))"
 } > "$cache_root/$key/complete"
 log "done in $(( $(date +%s) - start ))s: $bin_dir"
-echo "$bin_dir"
+if [[ $mode == force ]] || ! op_complete; then build_operator; fi
+if [[ $mode == operator ]]; then echo "$op_bin"; else echo "$bin_dir"; fi
