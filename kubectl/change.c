@@ -20,6 +20,9 @@
  *           root write with our CPID), then the object is deleted; the
  *           webhook takes the root it saw moments before as the delete's,
  *           so the delete and its cascade carry ours.
+ *
+ * `last` names an object's latest change: the newest root mergelog the trace
+ * server indexes under the object's uid, else the CPID of its annotation.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -321,26 +324,38 @@ int kr_delete(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap
   return RIPPLE_OK;
 }
 
-int kr_last_cpid(kr_kube_t *k, const kr_args_t *a, char *cpid, char *err, size_t cap) {
-  const ripple_kube_resource_t *r;
-  int rc = resolve(k, a->resource, &r, err, cap);
-  if (rc != RIPPLE_OK) return rc;
-  json_t *obj = NULL;
-  ripple_kube_status_t st;
-  memset(&st, 0, sizeof st);
-  char what[300];
-  label(r, a->name, what, sizeof what);
-  if ((rc = ripple_kube_get(k->kc, r, ns_for(k, r), a->name, &obj, &st)) != RIPPLE_OK)
-    return kube_fail(err, cap, rc, what, &st);
+/* ---- last ---------------------------------------------------------------------- */
+
+/* The newest root of a roots answer: RIPPLE_OK, RIPPLE_ENOENT for none. */
+static int newest_root(const json_t *roots, char *cpid, char *err, size_t cap) {
+  const json_t *arr = json_object_get(roots, "roots");
+  if (!json_is_array(arr))
+    return fail(err, cap, RIPPLE_EJSON, "the trace server's roots answer has no \"roots\" array");
+  if (json_array_size(arr) == 0) return RIPPLE_ENOENT;
+  const char *id = json_string_value(json_object_get(json_array_get(arr, 0), "cpid"));
+  ripple_cpid_t c;
+  if (!id || ripple_cpid_parse(id, strlen(id), &c) != RIPPLE_OK)
+    return fail(err, cap, RIPPLE_EJSON, "the trace server's newest root has no valid \"cpid\"");
+  ripple_cpid_format(&c, cpid);
+  return RIPPLE_OK;
+}
+
+/* A person's change is a root the trace server indexes by the object's uid.
+ * The annotation is not always the latest one: ripple-webhook holds a
+ * Deployment's context after its creation instead of writing it
+ * (docs/webhook.md), so a Deployment's annotation names its creation. */
+int kr_last_pick(const json_t *obj, const char *kind, const char *what, const json_t *roots,
+                 char *cpid, char *err, size_t cap) {
+  int rc = roots ? newest_root(roots, cpid, err, cap) : RIPPLE_ENOENT;
+  if (rc != RIPPLE_ENOENT) return rc;
   char key[RIPPLE_ANNOTATION_KEYMAX];
   ripple_ctx_t ctx;
   const char *v = NULL;
-  if ((rc = ripple_annotation_key(r->kind, key, sizeof key)) == RIPPLE_OK) {
+  if ((rc = ripple_annotation_key(kind, key, sizeof key)) == RIPPLE_OK) {
     v = json_string_value(
         json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), key));
     rc = v ? ripple_ctx_decode(v, strlen(v), RIPPLE_ANC_MAX, &ctx) : RIPPLE_ENOENT;
   }
-  json_decref(obj);
   if (rc == RIPPLE_ENOENT)
     return fail(err, cap, rc,
                 "%s has no %s annotation: no traced change yet (is ripple-webhook "
@@ -351,4 +366,28 @@ int kr_last_cpid(kr_kube_t *k, const kr_args_t *a, char *cpid, char *err, size_t
                 ripple_strerror(rc));
   ripple_cpid_format(&ctx.cpid, cpid);
   return RIPPLE_OK;
+}
+
+int kr_last_cpid(kr_kube_t *k, const kr_args_t *a, char *cpid, char *err, size_t cap) {
+  const ripple_kube_resource_t *r;
+  int rc = resolve(k, a->resource, &r, err, cap);
+  if (rc != RIPPLE_OK) return rc;
+  json_t *obj = NULL, *roots = NULL;
+  ripple_kube_status_t st;
+  memset(&st, 0, sizeof st);
+  char what[300];
+  label(r, a->name, what, sizeof what);
+  if ((rc = ripple_kube_get(k->kc, r, ns_for(k, r), a->name, &obj, &st)) != RIPPLE_OK)
+    return kube_fail(err, cap, rc, what, &st);
+  const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+  if (uid) {
+    rc = kr_tserver_roots(kr_args_server(a), uid, 1, &roots, err, cap);
+    /* A trace server older than the endpoint (404), or a uid it does not
+     * index: the annotation, as before. */
+    if (rc == RIPPLE_ENOENT || rc == RIPPLE_EINVAL) rc = RIPPLE_OK;
+  }
+  if (rc == RIPPLE_OK) rc = kr_last_pick(obj, r->kind, what, roots, cpid, err, cap);
+  json_decref(roots);
+  json_decref(obj);
+  return rc;
 }

@@ -85,8 +85,16 @@ int kr_apply(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap)
 int kr_scale(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
 int kr_patch(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
 int kr_delete(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
-/* The CPID of an object's latest change (its annotation), into cpid (37 bytes). */
+/* The CPID of an object's latest change, into cpid (37 bytes): the newest
+ * root the trace server indexed for the object's uid, else its annotation's. */
 int kr_last_cpid(kr_kube_t *k, const kr_args_t *a, char *cpid, char *err, size_t cap);
+/* The choice kr_last_cpid makes, given the object as read (kind names its
+ * annotation, what names it in messages) and the trace server's roots answer
+ * for its uid (NULL when there is none: an older server). RIPPLE_EJSON for
+ * an answer that is not the documented shape; RIPPLE_ENOENT when neither
+ * names a change. */
+int kr_last_pick(const json_t *obj, const char *kind, const char *what, const json_t *roots,
+                 char *cpid, char *err, size_t cap);
 
 /* Add the annotation key=value to a merge or strategic patch object. */
 int kr_patch_add_annotation(json_t *patch, const char *key, const char *value);
@@ -103,6 +111,11 @@ typedef struct kr_answers {
 /* GET /v1/cpids/{cpid}/related, /mergelogs and /spans. */
 int kr_tserver_fetch(const char *base, const char *cpid, kr_answers_t *out, char *err, size_t cap);
 void kr_answers_free(kr_answers_t *a);
+/* GET /v1/objects/{uid}/roots?limit=N: the object's root mergelogs, newest
+ * first. RIPPLE_ENOENT when the server answers 404 (a server older than the
+ * endpoint), RIPPLE_EINVAL for a uid the server does not index. */
+int kr_tserver_roots(const char *base, const char *uid, size_t limit, json_t **out, char *err,
+                     size_t cap);
 
 /* ---- the cascade tree (tree.c) ---------------------------------------------------- */
 

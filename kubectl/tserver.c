@@ -1,8 +1,8 @@
 /*
  * tserver.c - reading a trace from ripple-server (docs/api.md): the related
- * CPIDs, their mergelogs (the merge graph's edges) and their spans, over
- * libcurl. A reader token, when the server wants one, comes from
- * $RIPPLE_READER_TOKEN.
+ * CPIDs, their mergelogs (the merge graph's edges) and their spans, and an
+ * object's root mergelogs (its people's changes), over libcurl. A reader
+ * token, when the server wants one, comes from $RIPPLE_READER_TOKEN.
  */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -35,6 +35,11 @@ static size_t collect(char *p, size_t size, size_t n, void *ud) {
   return add;
 }
 
+static void curl_init_once(void) {
+  static int once;
+  if (!once++) curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 /* The "error" of an error answer, or the start of the body. */
 static void answer_error(const body_t *b, char *out, size_t cap) {
   json_t *j = b->p ? json_loadb(b->p, b->len, 0, NULL) : NULL;
@@ -43,12 +48,13 @@ static void answer_error(const body_t *b, char *out, size_t cap) {
   json_decref(j);
 }
 
-static int get(const char *base, const char *cpid, const char *what, json_t **out, char *err,
-               size_t cap) {
+/* GET base + path, a JSON answer. RIPPLE_ENOENT for a 404 (err says which
+ * path), RIPPLE_ESYS for no answer or another status. */
+static int get(const char *base, const char *path, json_t **out, char *err, size_t cap) {
   char url[1024];
   size_t blen = strlen(base);
   while (blen && base[blen - 1] == '/') blen--;
-  snprintf(url, sizeof url, "%.*s/v1/cpids/%s/%s", (int)blen, base, cpid, what);
+  snprintf(url, sizeof url, "%.*s%s", (int)blen, base, path);
   CURL *c = curl_easy_init();
   if (!c) return RIPPLE_ENOMEM;
   body_t b = {0};
@@ -78,10 +84,8 @@ static int get(const char *base, const char *cpid, const char *what, json_t **ou
              base, b.too_big ? "the answer is too large" : curl_easy_strerror(cc));
     rc = RIPPLE_ESYS;
   } else if (status == 404) {
-    snprintf(err, cap,
-             "the trace server at %s does not know cpid %s (yet: the webhook ships within a "
-             "second; or the change was not traced)",
-             base, cpid);
+    answer_error(&b, msg, sizeof msg);
+    snprintf(err, cap, "GET %s: HTTP 404: %s", url, msg);
     rc = RIPPLE_ENOENT;
   } else if (status != 200) {
     answer_error(&b, msg, sizeof msg);
@@ -108,18 +112,44 @@ int kr_tserver_fetch(const char *base, const char *cpid, kr_answers_t *out, char
   }
   char canon[RIPPLE_CPID_STRLEN + 1];
   ripple_cpid_format(&id, canon);
-  static int once;
-  if (!once++) curl_global_init(CURL_GLOBAL_DEFAULT);
+  curl_init_once();
   kr_answers_t a = {0};
-  int rc = get(base, canon, "related", &a.related, err, cap);
-  if (rc == RIPPLE_OK) rc = get(base, canon, "mergelogs", &a.mergelogs, err, cap);
-  if (rc == RIPPLE_OK) rc = get(base, canon, "spans", &a.spans, err, cap);
+  static const char *what[3] = {"related", "mergelogs", "spans"};
+  json_t **dst[3] = {&a.related, &a.mergelogs, &a.spans};
+  int rc = RIPPLE_OK;
+  for (int i = 0; i < 3 && rc == RIPPLE_OK; i++) {
+    char path[128];
+    snprintf(path, sizeof path, "/v1/cpids/%s/%s", canon, what[i]);
+    rc = get(base, path, dst[i], err, cap);
+  }
+  if (rc == RIPPLE_ENOENT)
+    snprintf(err, cap,
+             "the trace server at %s does not know cpid %s (yet: the webhook ships within a "
+             "second; or the change was not traced)",
+             base, canon);
   if (rc != RIPPLE_OK) {
     kr_answers_free(&a);
     return rc;
   }
   *out = a;
   return RIPPLE_OK;
+}
+
+int kr_tserver_roots(const char *base, const char *uid, size_t limit, json_t **out, char *err,
+                     size_t cap) {
+  char path[256];
+  size_t n = strlen(uid);
+  /* What the server indexes (docs/api.md); it would answer 400 otherwise. */
+  if (n == 0 || n > 128 ||
+      strspn(uid,
+             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+             "0123456789-") != n) {
+    snprintf(err, cap, "\"%.140s\" is not an object uid the trace server indexes", uid);
+    return RIPPLE_EINVAL;
+  }
+  snprintf(path, sizeof path, "/v1/objects/%s/roots?limit=%zu", uid, limit);
+  curl_init_once();
+  return get(base, path, out, err, cap);
 }
 
 void kr_answers_free(kr_answers_t *a) {

@@ -284,7 +284,28 @@ static int add_rec(dec_batch_t *b, const ripple_cpid_t *cpid, int64_t time, size
   r->nsrc = nsrc;
   r->body_off = body_off;
   r->body_len = (uint32_t)(b->body.len - body_off);
+  r->uid_off = r->uid_len = 0;
   return b->body.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
+}
+
+int dec_uid_ok(const char *s, size_t n) {
+  if (n == 0 || n > DEC_UID_MAX) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '-')
+      return 0;
+  }
+  return 1;
+}
+
+/* A root's object uid, for the roots index; other mergelogs cost nothing. */
+static int note_uid(dec_batch_t *b, const char *uid, size_t n) {
+  if (!uid || !dec_uid_ok(uid, n)) return RIPPLE_OK;
+  dec_rec_t *r = &b->rec[b->n - 1];
+  r->uid_off = (uint32_t)b->uids.len;
+  r->uid_len = (uint32_t)n;
+  sbuf_put(&b->uids, uid, n);
+  return b->uids.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
 }
 
 static int seen_grow(seen_t *s, const dec_batch_t *b) {
@@ -366,6 +387,7 @@ static int end_mergelog(dctx_t *d) {
   size_t body_off = b->body.len;
   wire_mergelog(&b->body, &ml);
   if ((rc = add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK) return rc;
+  if (n == 0 && (rc = note_uid(b, obj.uid, r->obj[4].len)) != RIPPLE_OK) return rc;
   long prev = seen_add(&d->seen, b, b->n - 1);
   if (prev == -2) return RIPPLE_ENOMEM;
   if (prev >= 0)
@@ -645,6 +667,7 @@ void dec_batch_free(dec_batch_t *b) {
   free(b->rec);
   free(b->src);
   sbuf_free(&b->body);
+  sbuf_free(&b->uids);
   memset(b, 0, sizeof *b);
 }
 

@@ -24,13 +24,20 @@ typedef struct dec_limits {
   size_t max_string;  /* bytes in any string field */
 } dec_limits_t;
 
+/* The most bytes of an object uid the roots index takes (docs/api.md). */
+#define DEC_UID_MAX 128
+
 typedef struct dec_rec {
   ripple_cpid_t cpid;
   int64_t time;   /* a mergelog's time, a span's start */
   size_t src_off; /* into dec_batch_t.src */
   uint32_t nsrc;
-  size_t body_off; /* into dec_batch_t.body */
+  uint32_t uid_off; /* into dec_batch_t.uids */
+  size_t body_off;  /* into dec_batch_t.body */
   uint32_t body_len;
+  /* A root mergelog's object.uid when dec_uid_ok takes it (the roots index);
+   * 0 for every other record. */
+  uint32_t uid_len;
 } dec_rec_t;
 
 typedef struct dec_batch {
@@ -40,6 +47,7 @@ typedef struct dec_batch {
   ripple_cpid_t *src;
   size_t nsrc;
   sbuf_t body; /* canonical JSON of each record, back to back */
+  sbuf_t uids; /* roots' object uids, back to back, not terminated */
 } dec_batch_t;
 
 typedef struct dec_error {
@@ -53,5 +61,9 @@ typedef struct dec_error {
 int dec_decode(dec_kind_t kind, const char *json, size_t len, const dec_limits_t *lim,
                dec_batch_t *out, dec_error_t *err);
 void dec_batch_free(dec_batch_t *b);
+
+/* 1 if s (n bytes) is an object uid the roots index takes: 1 to DEC_UID_MAX
+ * letters, digits and '-' (a Kubernetes uid is a UUID). */
+int dec_uid_ok(const char *s, size_t n);
 
 #endif

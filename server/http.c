@@ -149,6 +149,30 @@ static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const ch
   return rc;
 }
 
+static enum MHD_Result handle_object(http_t *h, struct MHD_Connection *c, const char *rest) {
+  /* rest = "<uid>/roots" */
+  const char *slash = strchr(rest, '/');
+  if (!slash || !dec_uid_ok(rest, (size_t)(slash - rest)))
+    return send_error(c, 400, -1, "uid",
+                      "the path must be /v1/objects/<uid>/roots, the uid 1 to 128 letters, "
+                      "digits or '-' (an object's metadata.uid)");
+  if (strcmp(slash + 1, "roots") != 0)
+    return send_error(c, 404, -1, "", "unknown query; use roots");
+  size_t limit = arg_size(c, "limit", 10);
+  if (limit == (size_t)-1 || limit == 0 || limit > 100)
+    return send_error(c, 400, -1, "limit", "must be between 1 and 100");
+  char uid[DEC_UID_MAX + 1];
+  snprintf(uid, sizeof uid, "%.*s", (int)(slash - rest), rest);
+  sbuf_t b;
+  sbuf_init(&b);
+  int status = srv_roots(h->srv, uid, limit, &b);
+  enum MHD_Result rc = status != 200 || b.oom
+                           ? send_error(c, 503, -1, "", "query failed; retry later")
+                           : send_buf(c, 200, "application/json", &b);
+  sbuf_free(&b);
+  return rc;
+}
+
 static enum MHD_Result handle_list(http_t *h, struct MHD_Connection *c, dec_kind_t kind) {
   int64_t since = INT64_MIN, until = 0;
   if (!arg_time(c, "since", &since))
@@ -210,7 +234,8 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
     *which = ml ? ROUTE_INGEST_MERGELOGS : ROUTE_INGEST_SPANS;
     return handle_ingest(h, c, ml ? DEC_MERGELOGS : DEC_SPANS, r);
   }
-  int known = ingest || !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10);
+  int known = ingest || !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
+              !strncmp(url, "/v1/objects/", 12);
   if (!get)
     return send_error(c, known ? 405 : 404, -1, "",
                       known ? "method not allowed" : unknown_path_message(url));
@@ -230,6 +255,10 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   if (!strncmp(url, "/v1/cpids/", 10)) {
     *which = ROUTE_QUERY;
     return handle_cpid(h, c, url + 10);
+  }
+  if (!strncmp(url, "/v1/objects/", 12)) {
+    *which = ROUTE_QUERY;
+    return handle_object(h, c, url + 12);
   }
   return send_error(c, 404, -1, "", unknown_path_message(url));
 }

@@ -49,6 +49,22 @@ static void load_span(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t
   (void)graph_add_span(l->s->g, cpid, start, seq);
 }
 
+/* Is the root at row seq the mergelog the graph keeps for its CPID? Not for a
+ * retried root stored twice (until drop_duplicates deletes the second), nor
+ * one whose CPID retention removed. The caller holds the lock. */
+static int root_live(void *ud, uint64_t seq, const ripple_cpid_t *cpid) {
+  const srv_t *s = ud;
+  vid_t v = graph_find(s->g, cpid);
+  return v && graph_mergelog_seq(s->g, v) == seq;
+}
+
+static void load_root(void *ud, uint64_t seq, const char *uid, size_t n, int64_t time,
+                      const ripple_cpid_t *cpid) {
+  loading_t *l = ud;
+  if (root_live(l->s, seq, cpid) && roots_add(l->s->roots, uid, n, time, seq, cpid) != RIPPLE_OK)
+    ripple_log(RIPPLE_LOG_ERROR, "roots_oom", "seq=%" PRIu64, seq);
+}
+
 /* ---- the writer thread's hooks --------------------------------------------- */
 
 /* Delete the rows of duplicate mergelogs (see loading_t). A crash before this
@@ -74,6 +90,9 @@ static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
         seqvec_push(&dups, seqs[i]);
       else if (rc < 0)
         ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
+      else if (r->uid_len && roots_add(s->roots, b->uids.p + r->uid_off, r->uid_len, r->time,
+                                       seqs[i], &r->cpid) != RIPPLE_OK)
+        ripple_log(RIPPLE_LOG_ERROR, "roots_oom", "seq=%" PRIu64, seqs[i]);
     } else if (graph_add_span(s->g, &r->cpid, r->time, seqs[i]) != RIPPLE_OK) {
       ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
     }
@@ -108,6 +127,7 @@ static void tick(void *ud, store_t *st) {
   size_t target = over ? s->cfg.max_vertices - s->cfg.max_vertices / 20 : s->cfg.max_vertices;
   pthread_rwlock_wrlock(&s->lock);
   size_t removed = graph_expire(s->g, target, min_time, &gone);
+  if (removed) roots_prune(s->roots, root_live, s);
   pthread_rwlock_unlock(&s->lock);
   if (removed) {
     atomic_fetch_add(&s->m.deleted_vertices, removed);
@@ -131,7 +151,9 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
   pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&s->lock, &a);
   pthread_rwlockattr_destroy(&a);
-  if (!(s->g = graph_new())) {
+  if (!(s->g = graph_new()) || !(s->roots = roots_new())) {
+    graph_free(s->g);
+    s->g = NULL;
     snprintf(err, errcap, "out of memory");
     return RIPPLE_ENOMEM;
   }
@@ -139,15 +161,16 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
   if (rc != RIPPLE_OK) goto fail;
   int64_t t0 = ripple_now_ns();
   loading_t l = {s, {0}};
-  if ((rc = store_load(s->store, load_mergelog, load_span, &l)) != RIPPLE_OK) {
+  if ((rc = store_load(s->store, load_mergelog, load_span, &l)) != RIPPLE_OK ||
+      (rc = store_load_roots(s->store, load_root, &l)) != RIPPLE_OK) {
     free(l.dups.v);
     snprintf(err, errcap, "cannot read %s to rebuild the merge graph", cfg->db_path);
     goto fail;
   }
   ripple_log(RIPPLE_LOG_INFO, "graph_rebuilt",
-             "vertices=%zu edges=%zu spans=%zu memory_bytes=%zu ms=%.1f", graph_vertices(s->g),
-             graph_edges(s->g), graph_spans(s->g), graph_memory(s->g),
-             (double)(ripple_now_ns() - t0) / 1e6);
+             "vertices=%zu edges=%zu spans=%zu roots=%zu memory_bytes=%zu ms=%.1f",
+             graph_vertices(s->g), graph_edges(s->g), graph_spans(s->g), roots_count(s->roots),
+             graph_memory(s->g) + roots_memory(s->roots), (double)(ripple_now_ns() - t0) / 1e6);
   drop_duplicates(s, &l.dups);
   store_hooks_t hooks = {committed, tick, s, 1000};
   if ((rc = store_start(s->store, &hooks)) != RIPPLE_OK) {
@@ -159,6 +182,7 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
 fail:
   if (s->store) store_close(s->store);
   graph_free(s->g);
+  roots_free(s->roots);
   pthread_rwlock_destroy(&s->lock);
   return rc;
 }
@@ -167,6 +191,7 @@ void srv_close(srv_t *s) {
   atomic_store(&s->ready, 0);
   store_close(s->store); /* finishes the group being written */
   graph_free(s->g);
+  roots_free(s->roots);
   pthread_rwlock_destroy(&s->lock);
 }
 
@@ -273,6 +298,20 @@ int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf
                         : query_related(s, q, cpid, limit, out);
 }
 
+int srv_roots(srv_t *s, const char *uid, size_t limit, sbuf_t *out) {
+  uint64_t seqs[100];
+  if (limit > sizeof seqs / sizeof *seqs) limit = sizeof seqs / sizeof *seqs;
+  pthread_rwlock_rdlock(&s->lock);
+  long n = roots_find(s->roots, uid, root_live, s, seqs, limit);
+  pthread_rwlock_unlock(&s->lock);
+  if (n < 0) return 503;
+  int first = 1;
+  sbuf_puts(out, "{\"roots\":[");
+  int rc = store_bodies(s->store, DEC_MERGELOGS, seqs, (size_t)n, out, &first);
+  sbuf_puts(out, "]}");
+  return rc == RIPPLE_OK ? 200 : 503;
+}
+
 /* Cursors are "<time>.<seq>" of the last record returned: opaque to clients. */
 int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char *cursor,
              size_t limit, sbuf_t *out, char *err, size_t errcap) {
@@ -306,7 +345,7 @@ void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out) {
   g.vertices = graph_vertices(s->g);
   g.edges = graph_edges(s->g);
   g.spans = graph_spans(s->g);
-  g.graph_bytes = graph_memory(s->g);
+  g.graph_bytes = graph_memory(s->g) + roots_memory(s->roots);
   pthread_rwlock_unlock(&s->lock);
   store_stats_t st;
   store_stats(s->store, &st);

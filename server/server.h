@@ -1,7 +1,7 @@
 /*
  * server.h - the trace server's state and its operations, independent of HTTP:
- * ingest (decode, store durably, add to the graph), queries by CPID, listings,
- * retention. http.c maps requests onto these.
+ * ingest (decode, store durably, add to the graph), queries by CPID, an
+ * object's roots, listings, retention. http.c maps requests onto these.
  */
 #ifndef RIPPLE_SERVER_SERVER_H
 #define RIPPLE_SERVER_SERVER_H
@@ -11,6 +11,7 @@
 #include "decode.h"
 #include "graph.h"
 #include "metrics.h"
+#include "roots.h"
 #include "store.h"
 
 typedef struct srv_config {
@@ -25,7 +26,8 @@ typedef struct srv_config {
 typedef struct srv {
   srv_config_t cfg;
   graph_t *g;
-  pthread_rwlock_t lock; /* guards g: the store's writer thread writes, queries read */
+  roots_t *roots;        /* objects' root mergelogs, by uid */
+  pthread_rwlock_t lock; /* guards g and roots: the store's writer thread writes, queries read */
   store_t *store;
   metrics_t m;
   atomic_int ready;
@@ -47,6 +49,9 @@ int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf
 /* A page of all mergelogs or spans, time-ordered. */
 int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char *cursor,
              size_t limit, sbuf_t *out, char *err, size_t errcap);
+/* The root mergelogs of an object (by its uid), newest first, at most limit:
+ * {"roots": [...]}. Returns an HTTP status (200, 503). */
+int srv_roots(srv_t *s, const char *uid, size_t limit, sbuf_t *out);
 void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out);
 
 #endif

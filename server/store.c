@@ -6,6 +6,15 @@
  * and the graph in memory already knows which rows belong to which CPID. The
  * time indexes serve the paginated listings and grow at the end, so they are
  * cheap.
+ *
+ * roots holds the root mergelogs (no sources) that name an object uid: the
+ * uid, time and CPID of each, under the mergelog's seq, written in the same
+ * transaction and deleted with it. Rows go at its end, as in the other tables;
+ * the index by uid is in memory (roots.h), because one here would cost ingest
+ * a fifth of its rate. Roots are a few in a hundred mergelogs, and nothing is
+ * written for the others. Added without a new schema version: an older
+ * database gets the table when it is opened, and its earlier roots are not
+ * indexed.
  */
 #include "store.h"
 
@@ -25,7 +34,9 @@ static const char *schema =
     "CREATE INDEX IF NOT EXISTS mergelogs_time ON mergelogs(time);"
     "CREATE TABLE IF NOT EXISTS spans(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
     "  start INTEGER NOT NULL, body TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS spans_start ON spans(start);";
+    "CREATE INDEX IF NOT EXISTS spans_start ON spans(start);"
+    "CREATE TABLE IF NOT EXISTS roots(seq INTEGER PRIMARY KEY, uid TEXT NOT NULL,"
+    "  time INTEGER NOT NULL, cpid BLOB NOT NULL);";
 
 typedef struct job {
   const dec_batch_t *b;
@@ -39,6 +50,7 @@ struct store {
   int sync_full;
   sqlite3 *w; /* the writer's connection */
   sqlite3_stmt *ins[2], *del[2];
+  sqlite3_stmt *ins_root, *del_root;
   store_hooks_t hooks;
 
   pthread_mutex_t mu;
@@ -134,6 +146,15 @@ int store_open(const char *path, int sync_full, store_t **out, char *err, size_t
       rc = RIPPLE_ESYS;
     }
   }
+  if (rc == RIPPLE_OK &&
+      (sqlite3_prepare_v3(
+           s->w, "INSERT OR REPLACE INTO roots(seq, uid, time, cpid) VALUES(?1, ?2, ?3, ?4)", -1,
+           SQLITE_PREPARE_PERSISTENT, &s->ins_root, NULL) != SQLITE_OK ||
+       sqlite3_prepare_v3(s->w, "DELETE FROM roots WHERE seq = ?1", -1, SQLITE_PREPARE_PERSISTENT,
+                          &s->del_root, NULL) != SQLITE_OK)) {
+    snprintf(err, cap, "cannot prepare statements: %s", sqlite3_errmsg(s->w));
+    rc = RIPPLE_ESYS;
+  }
   if (rc != RIPPLE_OK) {
     store_close(s);
     return rc;
@@ -174,7 +195,36 @@ int store_load(store_t *st,
   return rc == SQLITE_DONE ? RIPPLE_OK : RIPPLE_ESYS;
 }
 
+int store_load_roots(store_t *st, store_root_fn root, void *ud) {
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(st->w, "SELECT seq, uid, time, cpid FROM roots ORDER BY seq", -1, &q,
+                              NULL);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+    if (sqlite3_column_bytes(q, 3) != 16) continue; /* not ours: skip */
+    ripple_cpid_t cpid;
+    memcpy(&cpid, sqlite3_column_blob(q, 3), 16);
+    root(ud, (uint64_t)sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+         (size_t)sqlite3_column_bytes(q, 1), sqlite3_column_int64(q, 2), &cpid);
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(q);
+  return rc == SQLITE_DONE ? RIPPLE_OK : RIPPLE_ESYS;
+}
+
 /* ---- writing -------------------------------------------------------------- */
+
+/* OR REPLACE: a row left behind by a failed delete must not refuse the
+ * mergelog that gets its seq again (SQLite reuses the largest rowid). */
+static int insert_root(store_t *s, const dec_batch_t *b, const dec_rec_t *r, uint64_t seq) {
+  sqlite3_stmt *q = s->ins_root;
+  sqlite3_bind_int64(q, 1, (sqlite3_int64)seq);
+  sqlite3_bind_text(q, 2, b->uids.p + r->uid_off, (int)r->uid_len, SQLITE_STATIC);
+  sqlite3_bind_int64(q, 3, r->time);
+  sqlite3_bind_blob(q, 4, r->cpid.b, 16, SQLITE_STATIC);
+  int rc = sqlite3_step(q);
+  sqlite3_reset(q);
+  return rc == SQLITE_DONE ? RIPPLE_OK : RIPPLE_ESYS;
+}
 
 static int insert_batch(store_t *s, const dec_batch_t *b, uint64_t *seqs) {
   int k = b->kind == DEC_MERGELOGS ? 0 : 1;
@@ -191,6 +241,7 @@ static int insert_batch(store_t *s, const dec_batch_t *b, uint64_t *seqs) {
     sqlite3_reset(q);
     if (rc != SQLITE_DONE) return RIPPLE_ESYS;
     seqs[i] = (uint64_t)sqlite3_last_insert_rowid(s->w);
+    if (r->uid_len && insert_root(s, b, r, seqs[i]) != RIPPLE_OK) return RIPPLE_ESYS;
   }
   return RIPPLE_OK;
 }
@@ -306,6 +357,12 @@ int store_delete(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n) {
     sqlite3_bind_int64(q, 1, (sqlite3_int64)seqs[i]);
     sqlite3_step(q);
     sqlite3_reset(q);
+    if (kind != DEC_MERGELOGS) continue;
+    /* A root's index row goes with its mergelog (a key lookup in a small
+     * table when there is none). */
+    sqlite3_bind_int64(st->del_root, 1, (sqlite3_int64)seqs[i]);
+    sqlite3_step(st->del_root);
+    sqlite3_reset(st->del_root);
   }
   if (exec(st, "COMMIT") != 0) {
     exec(st, "ROLLBACK");
@@ -441,6 +498,8 @@ void store_close(store_t *st) {
     sqlite3_finalize(st->ins[k]);
     sqlite3_finalize(st->del[k]);
   }
+  sqlite3_finalize(st->ins_root);
+  sqlite3_finalize(st->del_root);
   for (int i = 0; i < st->nreaders; i++) sqlite3_close(st->readers[i]);
   sqlite3_close(st->w);
   pthread_mutex_destroy(&st->mu);

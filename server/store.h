@@ -8,6 +8,9 @@
  * connections (WAL lets them read while the writer writes), so a long query
  * never holds up ingest.
  *
+ * Root mergelogs that name an object uid also get a row in the roots table
+ * (uid, time, CPID), read back at start by store_load_roots.
+ *
  * Durability: with sync "normal" (the default) a commit survives the process
  * being killed at any moment (kill -9); with "full" it also survives power loss,
  * at the price of an fsync per group.
@@ -46,6 +49,11 @@ int store_load(store_t *st,
                                 const ripple_cpid_t *src, size_t nsrc, int64_t time),
                void (*span)(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t start),
                void *ud);
+/* Replay the roots table (root mergelogs with an object uid: the row of the
+ * mergelog, the uid of n bytes, its time and CPID), in row order. */
+typedef void (*store_root_fn)(void *ud, uint64_t seq, const char *uid, size_t n, int64_t time,
+                              const ripple_cpid_t *cpid);
+int store_load_roots(store_t *st, store_root_fn root, void *ud);
 /* Start the writer thread. */
 int store_start(store_t *st, const store_hooks_t *hooks);
 /* Write a batch durably; blocks until committed (or failed). */

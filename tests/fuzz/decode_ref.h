@@ -100,7 +100,19 @@ static int add_rec(dec_batch_t *b, const ripple_cpid_t *cpid, int64_t time, size
   r->nsrc = nsrc;
   r->body_off = body_off;
   r->body_len = (uint32_t)(b->body.len - body_off);
+  r->uid_off = r->uid_len = 0;
   return b->body.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
+}
+
+/* Added after the decoder was replaced: a root's object uid, for the roots
+ * index, when dec_uid_ok takes it. */
+static int ref_note_uid(dec_batch_t *b, const char *uid) {
+  if (!uid || !dec_uid_ok(uid, strlen(uid))) return RIPPLE_OK;
+  dec_rec_t *r = &b->rec[b->n - 1];
+  r->uid_off = (uint32_t)b->uids.len;
+  r->uid_len = (uint32_t)strlen(uid);
+  sbuf_put(&b->uids, uid, strlen(uid));
+  return b->uids.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
 }
 
 /* The mergelog CPIDs of the request so far. A CPID has one mergelog: the graph
@@ -178,6 +190,7 @@ static int decode_mergelog(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *
   size_t body_off = b->body.len;
   wire_mergelog(&b->body, &ml);
   if ((rc = add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK) return rc;
+  if (n == 0 && (rc = ref_note_uid(b, obj.uid)) != RIPPLE_OK) return rc;
   long prev = seen_add(seen, b, b->n - 1);
   if (prev >= 0)
     return fail(d, RIPPLE_EINVAL, "cpid",

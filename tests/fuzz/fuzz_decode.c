@@ -13,7 +13,8 @@
  * array or the request, and nothing allocated) or succeeds; on success the
  * canonical records, decoded again as an array, are accepted and come back
  * byte for byte, with the same CPIDs, times and sources. That is what makes
- * the stored form canonical: the server may re-read it at any time.
+ * the stored form canonical: the server may re-read it at any time. A uid
+ * kept for the roots index is a root's, valid, and its object's uid.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ static const dec_limits_t limits[2] = {{64, 16, 8, 256}, {3, 2, 2, 24}};
 
 static void check_failed(int rc, const dec_batch_t *b, const dec_error_t *err) {
   if (rc != RIPPLE_EJSON && rc != RIPPLE_EINVAL && rc != RIPPLE_ERANGE) abort();
-  if (b->rec || b->src || b->body.p || b->n) abort();
+  if (b->rec || b->src || b->body.p || b->uids.p || b->n) abort();
   if (err->index < -1 || !err->msg[0]) abort();
   if (!memchr(err->field, '\0', sizeof err->field) || !memchr(err->msg, '\0', sizeof err->msg))
     abort();
@@ -41,14 +42,32 @@ static int same_records(const dec_batch_t *a, const dec_batch_t *b) {
   if (a->n != b->n || a->nsrc != b->nsrc || a->body.len != b->body.len) return 0;
   if (a->body.len && memcmp(a->body.p, b->body.p, a->body.len) != 0) return 0;
   if (a->nsrc && memcmp(a->src, b->src, a->nsrc * sizeof *a->src) != 0) return 0;
+  if (a->uids.len != b->uids.len) return 0;
+  if (a->uids.len && memcmp(a->uids.p, b->uids.p, a->uids.len) != 0) return 0;
   for (size_t i = 0; i < a->n; i++) {
     const dec_rec_t *x = &a->rec[i], *y = &b->rec[i];
     if (memcmp(&x->cpid, &y->cpid, sizeof x->cpid) != 0 || x->time != y->time ||
         x->nsrc != y->nsrc || x->src_off != y->src_off || x->body_off != y->body_off ||
-        x->body_len != y->body_len)
+        x->body_len != y->body_len || x->uid_off != y->uid_off || x->uid_len != y->uid_len)
       return 0;
   }
   return 1;
+}
+
+/* A uid kept for the roots index belongs to a root, is one the index takes,
+ * and is the object.uid of the record's canonical form. */
+static void check_uids(const dec_batch_t *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    const dec_rec_t *r = &b->rec[i];
+    if (!r->uid_len) continue;
+    if (r->nsrc || r->uid_off + r->uid_len > b->uids.len) abort();
+    const char *uid = b->uids.p + r->uid_off;
+    if (!dec_uid_ok(uid, r->uid_len)) abort();
+    char want[DEC_UID_MAX + 16];
+    int n = snprintf(want, sizeof want, "\"uid\":\"%.*s\"}}", (int)r->uid_len, uid);
+    const char *body = b->body.p + r->body_off;
+    if (r->body_len < (size_t)n || memcmp(body + r->body_len - n, want, (size_t)n) != 0) abort();
+  }
 }
 
 static void differ(const char *what, const uint8_t *data, size_t size) {
@@ -112,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   if (b.kind != kind || b.n > lim->max_records) abort();
+  check_uids(&b);
   sbuf_t again;
   sbuf_init(&again);
   sbuf_putc(&again, '[');

@@ -1,7 +1,8 @@
 /*
  * test_kubectl.c - kubectl-ripple's parts without a cluster: the command
- * line, manifests, the root context and the annotation in patches, and the
- * duration format. The tree is tested in test_kubectl_tree.c.
+ * line, manifests, the root context and the annotation in patches, the
+ * choice of `last`, and the duration format. The tree is tested in
+ * test_kubectl_tree.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,66 @@ static void test_root_ctx(void **state) {
   assert_true(ripple_ctx_equal(&a, &d));
 }
 
+/* `last`: the trace server's newest root of the object, else (none, or an
+ * older server without the endpoint) the CPID of the object's annotation. */
+static void test_last_pick(void **state) {
+  (void)state;
+  ripple_ctx_t a;
+  char va[RIPPLE_CTX_STRMAX + 1], ida[RIPPLE_CPID_STRLEN + 1], got[RIPPLE_CPID_STRLEN + 1],
+      err[512];
+  assert_int_equal(kr_root_ctx(&a, va, sizeof va), RIPPLE_OK);
+  ripple_cpid_format(&a.cpid, ida);
+  json_t *obj = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "uid", "u-1", "annotations",
+                          "cpid.ripple.dev/deployment", va);
+  json_t *bare = json_pack("{s:{s:s}}", "metadata", "uid", "u-1");
+  json_t *bad = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", "cpid.ripple.dev/deployment",
+                          "garbage");
+#define X "9c459e9c-463c-42d6-bf69-f6f89ba0d84e"
+  json_t *one = json_loads(
+             "{\"roots\":[{\"cpid\":\"9C459E9C-463C-42D6-BF69-F6F89BA0D84E\","
+             "\"sources\":[]},{\"cpid\":\"" X "\"}]}",
+             0, NULL),
+         *none = json_loads("{\"roots\":[]}", 0, NULL);
+  assert_non_null(one);
+  assert_non_null(none);
+
+  /* The trace server's root wins over the annotation, in canonical form. */
+  assert_int_equal(kr_last_pick(obj, "Deployment", "d/x", one, got, err, sizeof err), RIPPLE_OK);
+  assert_string_equal(got, X);
+  assert_int_equal(kr_last_pick(bare, "Deployment", "d/x", one, got, err, sizeof err), RIPPLE_OK);
+  assert_string_equal(got, X);
+  /* No root indexed, or no answer: the annotation. */
+  assert_int_equal(kr_last_pick(obj, "Deployment", "d/x", none, got, err, sizeof err), RIPPLE_OK);
+  assert_string_equal(got, ida);
+  assert_int_equal(kr_last_pick(obj, "Deployment", "d/x", NULL, got, err, sizeof err), RIPPLE_OK);
+  assert_string_equal(got, ida);
+  /* Neither names a change. */
+  strcpy(got, "unchanged");
+  assert_int_equal(kr_last_pick(bare, "Deployment", "d/x", none, got, err, sizeof err),
+                   RIPPLE_ENOENT);
+  assert_non_null(strstr(err, "d/x has no cpid.ripple.dev/deployment annotation"));
+  assert_string_equal(got, "unchanged");
+  assert_int_not_equal(kr_last_pick(bad, "Deployment", "d/x", NULL, got, err, sizeof err),
+                       RIPPLE_OK);
+  assert_non_null(strstr(err, "malformed"));
+  /* Answers that are not the documented shape are errors, not "none". */
+  static const char *const wrong[] = {"{}", "{\"roots\":{}}", "{\"roots\":[{}]}",
+                                      "{\"roots\":[{\"cpid\":\"nope\"}]}", "[]"};
+  for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
+    json_t *w = json_loads(wrong[i], 0, NULL);
+    assert_non_null(w);
+    assert_int_equal(kr_last_pick(obj, "Deployment", "d/x", w, got, err, sizeof err), RIPPLE_EJSON);
+    json_decref(w);
+  }
+  assert_string_equal(got, "unchanged");
+#undef X
+  json_decref(obj);
+  json_decref(bare);
+  json_decref(bad);
+  json_decref(one);
+  json_decref(none);
+}
+
 static void test_fmt_dur(void **state) {
   (void)state;
   char b[32];
@@ -243,6 +304,7 @@ int main(void) {
       cmocka_unit_test(test_args_errors), cmocka_unit_test(test_server_default),
       cmocka_unit_test(test_manifest),    cmocka_unit_test(test_annotation_patches),
       cmocka_unit_test(test_root_ctx),    cmocka_unit_test(test_fmt_dur),
+      cmocka_unit_test(test_last_pick),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

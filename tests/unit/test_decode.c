@@ -79,6 +79,10 @@ static void assert_fixed_point(const dec_batch_t *b, const dec_limits_t *lim) {
     assert_memory_equal(&c.rec[i].cpid, &b->rec[i].cpid, sizeof c.rec[i].cpid);
     assert_int_equal(c.rec[i].time, b->rec[i].time);
     assert_int_equal(c.rec[i].nsrc, b->rec[i].nsrc);
+    assert_int_equal(c.rec[i].uid_len, b->rec[i].uid_len);
+    if (b->rec[i].uid_len)
+      assert_memory_equal(c.uids.p + c.rec[i].uid_off, b->uids.p + b->rec[i].uid_off,
+                          b->rec[i].uid_len);
   }
   assert_int_equal(c.nsrc, b->nsrc);
   if (b->nsrc) assert_memory_equal(c.src, b->src, b->nsrc * sizeof *b->src);
@@ -485,6 +489,45 @@ static void span_fields(void **state) {
 #undef SP
 }
 
+/* The uid of a root's object is kept for the roots index, and only then: not
+ * for a merge, a root without an object or a uid, or a uid the index does not
+ * take (docs/api.md: 1 to 128 letters, digits or '-'). */
+static void mergelog_root_uids(void **state) {
+  (void)state;
+#define OBJ(uid) ",\"object\":{\"kind\":\"Pod\",\"uid\":" uid "}"
+#define U129 "\"" S40 S40 S40 "012345678\""
+#define ROOT(id, extra) "{\"cpid\":\"" id "\",\"sources\":[],\"time\":\"" T "\"" extra "}"
+  static const char *const body =
+      "[" ROOT("00000000-0000-4000-8000-000000000001", OBJ("\"5b0c1f7e-2b7a-4c39\"")) ","
+      "{\"cpid\":\"00000000-0000-4000-8000-000000000002\",\"sources\":[\"" A
+      "\"],\"time\":\"" T "\"" OBJ("\"merge-uid\"") "},"
+      ROOT("00000000-0000-4000-8000-000000000003", "") ","
+      ROOT("00000000-0000-4000-8000-000000000004", OBJ("null")) ","
+      ROOT("00000000-0000-4000-8000-000000000005", OBJ("\"\"")) ","
+      ROOT("00000000-0000-4000-8000-000000000006", OBJ("\"a_b\"")) ","
+      ROOT("00000000-0000-4000-8000-000000000007", OBJ(U129)) ","
+      ROOT("00000000-0000-4000-8000-000000000008", OBJ("\"" S40 S40 S40 "01234567\"")) ","
+      ROOT("00000000-0000-4000-8000-000000000009", OBJ("\"Ab-9\"")) "]";
+  dec_batch_t b;
+  accept(DEC_MERGELOGS, body, &roomy, &b);
+  assert_int_equal(b.n, 9);
+  static const char u128[] = S40 S40 S40 "01234567";
+  static const char *const want[9] = {"5b0c1f7e-2b7a-4c39", "", "", "", "", "", "", u128, "Ab-9"};
+  for (size_t i = 0; i < 9; i++) {
+    assert_int_equal(b.rec[i].uid_len, strlen(want[i]));
+    if (*want[i]) assert_memory_equal(b.uids.p + b.rec[i].uid_off, want[i], strlen(want[i]));
+  }
+  assert_fixed_point(&b, &roomy);
+  dec_batch_free(&b);
+  assert_true(dec_uid_ok("5b0c1f7e-2b7a-4c39-9b1e-0d8f1b5e7a11", 36));
+  assert_false(dec_uid_ok("", 0));
+  assert_false(dec_uid_ok("a/b", 3));
+  assert_false(dec_uid_ok("a\0b", 3));
+#undef OBJ
+#undef U129
+#undef ROOT
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mergelog_full),
@@ -498,6 +541,7 @@ int main(void) {
       cmocka_unit_test(mergelog_fields),
       cmocka_unit_test(mergelog_optional_fields),
       cmocka_unit_test(span_fields),
+      cmocka_unit_test(mergelog_root_uids),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
