@@ -28,8 +28,12 @@ static const char *const hop_names[HOP_COUNT] = {
 
 const char *hop_name(hop_id_t h) { return h < HOP_COUNT ? hop_names[h] : "?"; }
 
+/* An effect's notification can arrive before its cause's: each resource
+ * comes on a watch of its own, and the API server does not order deliveries
+ * across watches. emit() is only called for pairs the rules relate, so such a
+ * hop is real and counted, with a duration of 0 (hop_inst_t's to_t). */
 static int emit(hop_result_t *res, hop_id_t h, const cl_record_t *from, const cl_record_t *to) {
-  if (!from || !to || to->t < from->t) return RIPPLE_OK;
+  if (!from || !to) return RIPPLE_OK;
   if (res->n == res->cap) {
     size_t cap = res->cap ? res->cap * 2 : 256;
     hop_inst_t *grown = realloc(res->v, cap * sizeof *grown);
@@ -37,7 +41,7 @@ static int emit(hop_result_t *res, hop_id_t h, const cl_record_t *from, const cl
     res->v = grown;
     res->cap = cap;
   }
-  res->v[res->n++] = (hop_inst_t){h, from->t, to->t, from, to};
+  res->v[res->n++] = (hop_inst_t){h, from->t, to->t < from->t ? from->t : to->t, from, to};
   return RIPPLE_OK;
 }
 
@@ -163,7 +167,9 @@ static const cl_record_t *first_rs_change(const aobj_t *d, int64_t t0, int64_t t
     const aobj_t *rs = d->kids[k];
     for (size_t i = 0; i < rs->nrec; i++) {
       const cl_record_t *r = rs->recs[i];
-      if (r->relist || r->t < t0 || r->t >= t1 || r->op == CL_DELETE) continue;
+      /* Nothing of a Deployment precedes its add: a ReplicaSet add that
+       * arrived before it was caused by it all the same. */
+      if (r->relist || (!adds && r->t < t0) || r->t >= t1 || r->op == CL_DELETE) continue;
       if (adds && r->op != CL_ADD) continue;
       if (!best || r->t < best->t) best = r;
       break;

@@ -243,6 +243,23 @@ static void known_hops(void **state) {
   free(text);
 }
 
+/* Each resource comes on a watch of its own, and the API server does not
+ * order deliveries across watches: the ReplicaSet's add can arrive before
+ * its Deployment's. The hop is still that one, with a duration of 0. */
+static void effect_before_cause(void **state) {
+  (void)state;
+  sbuf_t b = {0};
+  rec(&b, 10, "add", "deployments.apps", deploy(1, 2), NULL, false);
+  rec(&b, 4, "add", "replicasets.apps", rs(2), NULL, false);
+  cl_log_t log = {0};
+  hop_result_t res;
+  analyze_text(b.p, b.len, &log, &res);
+  expect(&res, HOP_DEPLOY_ADD_RS_ADD, "0");
+  hops_free(&res);
+  cl_log_free(&log);
+  free(b.p);
+}
+
 static void service_must_select_pod(void **state) {
   (void)state;
   /* The Service selects app=db now: the Endpoints with web's IPs are not
@@ -488,6 +505,7 @@ static void resources_plotted(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(known_hops),
+      cmocka_unit_test(effect_before_cause),
       cmocka_unit_test(service_must_select_pod),
       cmocka_unit_test(percentiles_nearest_rank),
       cmocka_unit_test(malformed_lines_counted),
