@@ -55,9 +55,13 @@ static carrier_t carrier_of(const wh_review_t *r, const char **kind) {
  * (webhook/deploy/): a registration that sends them anyway costs a request,
  * never a trace. */
 static const char *excluded(const wh_t *w, const wh_review_t *r) {
+  /* The reviews of authentication.k8s.io and authorization.k8s.io are asked,
+   * never stored; a custom resource may be called "reviews" too. */
+  int review_group =
+      !strcmp(r->group, "authentication.k8s.io") || !strcmp(r->group, "authorization.k8s.io");
   size_t n = strlen(r->resource);
   if (!strcmp(r->resource, "leases") || !strcmp(r->resource, "events") ||
-      (n > 7 && !strcmp(r->resource + n - 7, "reviews")) ||
+      (review_group && n > 7 && !strcmp(r->resource + n - 7, "reviews")) ||
       (!strcmp(r->resource, "nodes") && !strcmp(r->subresource, "status")) ||
       (!strcmp(r->resource, "serviceaccounts") && !strcmp(r->subresource, "token")))
     return "excluded_resource";

@@ -210,6 +210,31 @@ static void test_cronjob_tick(void **state) {
   if (!strstr(f->patch, want)) fail_msg("patch %s lacks %s", f->patch, want);
 }
 
+/* Reviews of authentication.k8s.io and authorization.k8s.io are never
+ * stored: left alone. A custom resource that happens to end in "reviews" is
+ * traced like any other. */
+static void test_reviews_excluded_by_group(void **state) {
+  fx_t *f = *state;
+  char body[4096];
+  const char *obj = "{\"kind\":\"X\",\"metadata\":{\"name\":\"r\",\"namespace\":\"d\"}}";
+  review(body, sizeof body, "CREATE", "kubernetes-admin", "TokenReview", "tokenreviews", "", "d",
+         "r", obj, "null");
+  /* request.resource.group: review() writes "" there. */
+  static const char from[] = "\"resource\":{\"group\":\"\"";
+  char *g = strstr(body, from), tail[4096];
+  assert_non_null(g);
+  snprintf(tail, sizeof tail, "%s", g + sizeof from - 1);
+  snprintf(g, sizeof body - (size_t)(g - body), "\"resource\":{\"group\":\"%s\"%s",
+           "authentication.k8s.io", tail);
+  post(f, body);
+  assert_int_equal(f->cap->nsp, 0);
+  assert_int_equal(atomic_load(&wh_metrics(f->w)->skipped), 1);
+  review(body, sizeof body, "CREATE", "kubernetes-admin", "CodeReview", "codereviews", "", "d", "r",
+         obj, "null");
+  post(f, body);
+  assert_int_equal(f->cap->nsp, 1);
+}
+
 /* ---- deletes -------------------------------------------------------------- */
 
 static void delete_req(fx_t *f, const char *user, const char *kind, const char *resource,
@@ -545,6 +570,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_scale_memory_by_uid, setup, teardown),
       cmocka_unit_test_setup_teardown(test_operator_custom_resource_owner, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cronjob_tick, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reviews_excluded_by_group, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_by_owner_controller, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_cascade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_after_client_root, setup, teardown),
