@@ -462,6 +462,21 @@ json_t *cl_write_counts(const char *const *res) {
   return counts;
 }
 
+long long cl_fail_opens(void) {
+  char *body = NULL, label[128];
+  if (cl_api("GET", "/metrics", NULL, &body, NULL) != 200) fail_msg("GET /metrics failed");
+  snprintf(label, sizeof label, "name=\"%s.", cl.lab.name);
+  static const char metric[] = "apiserver_admission_webhook_fail_open_count{";
+  long long n = 0;
+  for (char *save = NULL, *l = strtok_r(body, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    if (strncmp(l, metric, sizeof metric - 1) != 0 || !strstr(l, label)) continue;
+    const char *val = strrchr(l, ' ');
+    if (val) n += (long long)strtod(val + 1, NULL);
+  }
+  free(body);
+  return n;
+}
+
 /* ---- waits on objects ------------------------------------------------------ */
 
 typedef struct fields {

@@ -113,5 +113,9 @@ void cl_dump_spans(const char *label, const json_t *arr);
  * out) summed over codes, as {"<resource>[/<sub>] <VERB>": n} for the
  * resources listed in res (NULL-terminated). */
 json_t *cl_write_counts(const char *const *res);
+/* How many calls to this test's webhook kube-apiserver let through unchanged
+ * because the webhook did not answer in time (failurePolicy Ignore):
+ * apiserver_admission_webhook_fail_open_count for the registration. */
+long long cl_fail_opens(void);
 
 #endif

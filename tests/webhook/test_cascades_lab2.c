@@ -13,8 +13,9 @@
  *      subresource and verb, counted before and after each cascade, several
  *      runs of each arm, alternating; every run with the webhook must fall
  *      within the spread of the runs without it (widened by that spread, and
- *      by one for writes whose number depends on timing: see per_sync). Runs
- *      disturbed by other writes to the (shared) lab are not counted.
+ *      by one for writes whose number depends on timing, which may also be
+ *      fewer: see per_sync). Runs disturbed by other writes to the (shared)
+ *      lab are not counted.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,13 @@ static void check_each_deleted(const json_t *all, const json_t *objs, const json
       lineage += json_object_get(desc, cl_attr(s, "lastCpid")) != NULL;
     }
     json_decref(desc);
+    /* A write the API server let through because the webhook did not answer
+     * in time is not traced (docs/webhook.md); anything else must be. */
+    if (!found && cl_fail_opens() > 0) {
+      fprintf(stderr, "# no \"%s\" of %s: the webhook failed open meanwhile\n", span_name,
+              slash + 1);
+      continue;
+    }
     if (!found) fail_msg("no \"%s\" of %s under the namespace delete", span_name, slash + 1);
     if (!lineage)
       fail_msg("no delete span of %s has a lastCpid descending from its context %s", k, was);
@@ -294,10 +302,13 @@ static json_t *run(cascade_fn step, int with) {
 
 /* Writes a controller makes once per sync of what it watched (status,
  * Endpoints, EndpointSlices): how many syncs a burst of events becomes
- * depends on timing, and the webhook's latency is timing, so one more or one
- * less is allowed even when the runs without the webhook agree. Every other
- * write (creates, bindings, spec updates, deletes) is what the cluster
- * decided to do and must be within the measured spread. */
+ * depends on timing, and the webhook's latency is timing, so one more is
+ * allowed even when the runs without the webhook agree, and fewer are
+ * allowed at all (a slower write path coalesces more events into one sync;
+ * on a loaded lab under ASan deployments/status went from 6 to 4): what
+ * tracing must never do is add writes. Every other write (creates, bindings,
+ * spec updates, deletes) is what the cluster decided to do and must be within
+ * the measured spread. */
 static int per_sync(const char *key) {
   return strstr(key, "/status PUT") || !strncmp(key, "endpoints ", 10) ||
          !strncmp(key, "endpointslices ", 15);
@@ -329,7 +340,7 @@ static void compare(const char *what, json_t *const *without, json_t *const *wit
     int out = 0;
     for (int i = 0; i < RUNS; i++) {
       json_int_t n = json_integer_value(json_object_get(with[i], k));
-      out |= n < lo - r || n > hi + r;
+      out |= (!per_sync(k) && n < lo - r) || n > hi + r;
       len += snprintf(line + len, sizeof line - (size_t)len, " %lld", (long long)n);
     }
     fprintf(stderr, "%s%s\n", line, out ? "   <-- outside the spread" : "");
