@@ -1,8 +1,9 @@
 /*
  * analyze.h - the parts of `ripple analyze`, shared by its main() and its tests:
  * reading change logs (changelog.c), measuring per-hop propagation times
- * (hops.c) and writing them out (report.c, svg.c). docs/analyze.md is the
- * user-facing description.
+ * (hops.c) and writing them out (report.c; histograms in hist.c, drawn by
+ * plot.c with ticks from ticks.c). docs/analyze.md is the user-facing
+ * description.
  */
 #ifndef RIPPLE_ANALYZE_H
 #define RIPPLE_ANALYZE_H
@@ -99,13 +100,13 @@ void hops_free(hop_result_t *res);
  * i.e. sorted[ceil(p/100 * n) - 1]; 0 for no values. */
 int64_t hop_percentile(const int64_t *sorted, size_t n, unsigned p);
 
-/* ---- output (report.c, svg.c) ---- */
+/* ---- output (report.c, hist.c) ---- */
 
 void report_table(FILE *f, const cl_log_t *log, const hop_result_t *res);
 int report_json(const char *path, const cl_log_t *log, const hop_result_t *res);
 int report_csv(const char *path, const hop_result_t *res);
-/* One histogram per hop with values, DIR/<hop>.svg (svg.c) or DIR/<hop>.png
- * (png.c, tick labels only). */
+/* One histogram per hop with values (hist.c), DIR/<hop>.svg or DIR/<hop>.png:
+ * x the latency, y the number of instances in each bin. */
 int report_svg(const char *dir, const hop_result_t *res);
 int report_png(const char *dir, const hop_result_t *res);
 /* DIR/<hop><ext>, the hop's name made a file name: "pod-add->scheduled" ->
@@ -114,7 +115,8 @@ void report_file_name(char *buf, size_t cap, const char *dir, const char *hop, c
 
 /* A hop's latencies binned as the histograms draw them: HIST_BINS bins from
  * its min to its max in ms (a 1 ms range for a single value), and the
- * y-axis top, a multiple of 4 so the four y ticks are whole counts. */
+ * tallest bin's count rounded up to a multiple of 4 (the y axis then goes
+ * up to the next round tick). */
 enum { HIST_BINS = 30 };
 typedef struct hop_hist {
   size_t bins[HIST_BINS], ymax;
@@ -122,11 +124,60 @@ typedef struct hop_hist {
 } hop_hist_t;
 void hop_hist(const hop_result_t *res, hop_id_t h, hop_hist_t *out);
 
-/* The frame every SVG plot shares (svg.c): a white SVG_W x SVG_H canvas, a
- * title, x and y axes with five ticks each from lo..hi and 0..ymax. */
-enum { SVG_W = 640, SVG_H = 400, SVG_L = 60, SVG_R = 20, SVG_T = 40, SVG_B = 50 };
-void svg_axes(FILE *f, const char *title, const char *xlabel, const char *ylabel, double lo,
-              double hi, double ymax);
+/* ---- plots (ticks.c, plot.c) ---- */
+
+/* What an axis measures, which decides its labels: durations (values in ms,
+ * shown in µs, ms or s as the range needs), counts (whole numbers), percent,
+ * MiB. */
+typedef enum plot_unit {
+  PLOT_UNIT_MS,
+  PLOT_UNIT_COUNT,
+  PLOT_UNIT_PERCENT,
+  PLOT_UNIT_MIB
+} plot_unit_t;
+
+enum { PLOT_MAX_TICKS = 16, PLOT_LABEL_LEN = 32 };
+/* An axis's ticks: n round values (1, 2 or 5 x 10^k apart) from lo, at or
+ * below the data, to hi, at or above it; label[i] is v[i] with its unit
+ * ("0.5 s", "250 ms", "40%", "200 MiB", "12"). */
+typedef struct plot_ticks {
+  double lo, hi, step; /* in the unit given, ms for durations */
+  size_t n;
+  double v[PLOT_MAX_TICKS];
+  char label[PLOT_MAX_TICKS][PLOT_LABEL_LEN];
+} plot_ticks_t;
+/* Ticks for data from lo to hi in at most max_intervals steps (at least 1;
+ * lo == hi and non-finite values give a small range still). */
+void plot_ticks(double lo, double hi, plot_unit_t unit, int max_intervals, plot_ticks_t *out);
+
+/* The canvas (pixels, or points in the SVG) and the most intervals on each
+ * axis; fewer x intervals are used when their labels would not fit. */
+enum { PLOT_W = 640, PLOT_H = 400, PLOT_X_INTERVALS = 8, PLOT_Y_INTERVALS = 5 };
+
+/* One line of a line plot: n (x, y) pairs, borrowed. */
+typedef struct plot_series {
+  const char *name;
+  const double *xy;
+  size_t n;
+} plot_series_t;
+
+/* What plot_write draws: bars (bins, nbins bins spanning xlo..xhi from 0) or
+ * lines (series). The axes cover xlo..xhi and ylo..yhi, extended to round
+ * ticks. Everything is borrowed. */
+typedef struct plot {
+  const char *title, *xtitle, *ytitle;
+  plot_unit_t xunit, yunit;
+  double xlo, xhi, ylo, yhi;
+  const size_t *bins;
+  size_t nbins;
+  const plot_series_t *series;
+  size_t nseries;
+} plot_t;
+
+typedef enum plot_format { PLOT_SVG, PLOT_PNG } plot_format_t;
+/* Draw p into path as SVG or PNG. RIPPLE_ESYS when the file cannot be
+ * written, RIPPLE_ENOMEM when cairo runs out of memory; both are logged. */
+int plot_write(const plot_t *p, plot_format_t fmt, const char *path);
 
 /* ---- resources (resplot.c) ---- */
 

@@ -20,7 +20,7 @@ static void usage(FILE *f) {
           "  --json FILE    write the per-hop summary as JSON\n"
           "  --csv FILE     write one row per measured hop instance\n"
           "  --svg DIR      write one latency histogram per hop (DIR/<hop>.svg)\n"
-          "  --png DIR      the same as PNG images (tick labels only)\n"
+          "  --png DIR      the same as PNG images\n"
           "  --rules FILE   more relation rules (YAML, docs/analyze.md)\n"
           "  -q, --quiet    no summary table\n"
           "  -h, --help     this text\n");

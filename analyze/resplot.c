@@ -5,9 +5,10 @@
  *
  * CPU use is the CPU time a process gained between two samples divided by
  * the wall time between them (100% = one core busy), so the plot shows when
- * the agent works, not only how much in total.
+ * the agent works, not only how much in total. plot.c draws the lines.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,35 +84,39 @@ static void add_row(rdata_t *d, char *line) {
   s->last_t = ts, s->last_cpu_s = cpu_s;
 }
 
-static const char *const colours[RP_MAX_PROCS] = {"#c0392b", "#2e6da4", "#27ae60", "#8e44ad",
-                                                  "#d68910", "#16a085", "#7f8c8d", "#2c3e50"};
-
-static int plot(const rdata_t *d, const char *path, const char *title, const char *ylabel,
+/* One plot of CPU (mem 0) or memory (mem 1), time in ms on x. */
+static int plot(const rdata_t *d, const char *path, const char *title, const char *ytitle,
                 int mem) {
-  double tmax = 1, ymax = 0;
-  for (int i = 0; i < d->ns; i++)
-    for (size_t k = 0; k < d->s[i].n; k++) {
-      double y = mem ? d->s[i].p[k].mem : d->s[i].p[k].cpu;
-      if (d->s[i].p[k].t > tmax) tmax = d->s[i].p[k].t;
-      if (y > ymax) ymax = y;
-    }
-  ymax = ymax > 0 ? ymax * 1.1 : 1;
-  FILE *f = fopen(path, "w");
-  if (!f) return RIPPLE_ESYS;
-  svg_axes(f, title, "time (s)", ylabel, 0, tmax, ymax);
-  double pw = SVG_W - SVG_L - SVG_R, ph = SVG_H - SVG_T - SVG_B;
-  for (int i = 0; i < d->ns; i++) {
+  double tmax = 1000, ymax = 0;
+  plot_series_t lines[RP_MAX_PROCS];
+  double *xy[RP_MAX_PROCS] = {0};
+  int rc = RIPPLE_OK;
+  for (int i = 0; i < d->ns && rc == RIPPLE_OK; i++) {
     const rseries_t *s = &d->s[i];
-    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", colours[i]);
-    for (size_t k = 0; k < s->n; k++)
-      fprintf(f, "%.1f,%.1f ", SVG_L + pw * s->p[k].t / tmax,
-              SVG_T + ph - ph * (mem ? s->p[k].mem : s->p[k].cpu) / ymax);
-    fprintf(f, "\"/>\n<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", SVG_L + 10,
-            SVG_T + 14 + 14 * i, colours[i], s->name);
+    xy[i] = malloc((s->n ? s->n : 1) * 2 * sizeof *xy[i]);
+    if (!xy[i]) rc = RIPPLE_ENOMEM;
+    for (size_t k = 0; xy[i] && k < s->n; k++) {
+      xy[i][2 * k] = s->p[k].t * 1000;
+      xy[i][2 * k + 1] = mem ? s->p[k].mem : s->p[k].cpu;
+      tmax = fmax(tmax, xy[i][2 * k]);
+      ymax = fmax(ymax, xy[i][2 * k + 1]);
+    }
+    lines[i] = (plot_series_t){s->name, xy[i], s->n};
   }
-  fprintf(f, "</svg>\n");
-  int rc = ferror(f) ? RIPPLE_ESYS : RIPPLE_OK;
-  return fclose(f) == 0 ? rc : RIPPLE_ESYS;
+  plot_t p = {.title = title,
+              .xtitle = "time",
+              .ytitle = ytitle,
+              .xunit = PLOT_UNIT_MS,
+              .yunit = mem ? PLOT_UNIT_MIB : PLOT_UNIT_PERCENT,
+              .xlo = 0,
+              .xhi = tmax,
+              .ylo = 0,
+              .yhi = ymax > 0 ? ymax * 1.1 : 1, /* room for the legend */
+              .series = lines,
+              .nseries = (size_t)d->ns};
+  if (rc == RIPPLE_OK) rc = plot_write(&p, PLOT_SVG, path);
+  for (int i = 0; i < d->ns; i++) free(xy[i]);
+  return rc;
 }
 
 static void summarise(const rdata_t *d, char *out, size_t cap) {
@@ -141,11 +146,11 @@ int resplot_svg(const char *csv_path, const char *dir, char *summary, size_t cap
   char path[4096];
   if (dir && rc == RIPPLE_OK) {
     snprintf(path, sizeof path, "%s/resources-cpu.svg", dir);
-    rc = plot(&d, path, "CPU use", "% of one core", 0);
+    rc = plot(&d, path, "CPU use", "CPU (100% = one core)", 0);
   }
   if (dir && rc == RIPPLE_OK) {
     snprintf(path, sizeof path, "%s/resources-memory.svg", dir);
-    rc = plot(&d, path, "Resident memory", "MiB", 1);
+    rc = plot(&d, path, "Resident memory", "resident memory", 1);
   }
   if (summary) summarise(&d, summary, cap);
   for (int i = 0; i < RP_MAX_PROCS; i++) free(d.s[i].p);

@@ -2,9 +2,12 @@
  * test_analyze.c - `ripple analyze` on a hand-made change log whose times are
  * known: every hop's instances and percentiles are asserted exactly, bad lines
  * are counted, and the same log compressed with zstd (rotated files, several
- * frames, in a run directory) gives the same result.
+ * frames, in a run directory) gives the same result. The plots: round axis
+ * ticks with units, PNGs read back with cairo, SVGs checked for shape.
  */
+#include <cairo.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,25 +18,15 @@
 #include "testutil.h"
 
 #include "analyze.h"
+#include "ripplex/sbuf.h"
 
 #define MS 1000000LL
 /* A realistic epoch in ns, plus an odd 7 ns so nothing is rounded to ms. */
 #define T0 1763770000000000007LL
 
-typedef struct sbuf {
-  char *p;
-  size_t len, cap;
-} sbuf_t;
-
 static void put(sbuf_t *b, const char *s) {
-  size_t n = strlen(s);
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->p = realloc(b->p, b->cap);
-    assert_non_null(b->p);
-  }
-  memcpy(b->p + b->len, s, n + 1);
-  b->len += n;
+  sbuf_puts(b, s);
+  assert_false(b->oom);
 }
 
 static json_t *meta(const char *name, const char *uid, const char *owner) {
@@ -298,7 +291,7 @@ static void malformed_lines_counted(void **state) {
   (void)state;
   size_t len;
   char *text = scenario(&len);
-  sbuf_t b = {text, len, len + 1};
+  sbuf_t b = {.p = text, .len = len, .cap = len + 1};
   put(&b, malformed);
   cl_log_t log = {0};
   hop_result_t res;
@@ -409,6 +402,247 @@ static size_t count_lines(const char *path) {
   return n;
 }
 
+/* The labels as "a,b,c". */
+static void expect_labels(const plot_ticks_t *t, const char *want) {
+  char got[PLOT_MAX_TICKS * (PLOT_LABEL_LEN + 1)] = "";
+  size_t off = 0;
+  for (size_t i = 0; i < t->n; i++)
+    off += (size_t)snprintf(got + off, sizeof got - off, "%s%s", i ? "," : "", t->label[i]);
+  if (strcmp(got, want) != 0) fprintf(stderr, "ticks: got [%s] want [%s]\n", got, want);
+  assert_string_equal(got, want);
+}
+
+/* Round ticks: the step is 1, 2 or 5 times a power of ten, every tick a
+ * multiple of it, the first at or below lo and the last at or above hi. */
+static bool ticks_sound(const plot_ticks_t *t, double lo, double hi, int max) {
+  double mant = t->step / pow(10, floor(log10(t->step)));
+  bool ok = t->n >= 2 && t->n <= (size_t)max + 1 && t->lo == t->v[0] && t->hi == t->v[t->n - 1] &&
+            t->lo <= lo + t->step * 1e-6 && t->hi >= hi - t->step * 1e-6 &&
+            (fabs(mant - 1) < 1e-9 || fabs(mant - 2) < 1e-9 || fabs(mant - 5) < 1e-9);
+  for (size_t i = 0; ok && i < t->n; i++) {
+    /* Within what doubles can tell apart at this magnitude. */
+    double k = t->v[i] / t->step, slack = t->step * 1e-6 + fabs(t->v[i]) * 1e-12;
+    ok = fabs(k - round(k)) < 1e-6 + fabs(k) * 1e-12 &&
+         fabs(t->v[i] - t->lo - (double)i * t->step) < slack;
+    /* A label is a plain number with its unit, and differs from the last. */
+    ok =
+        ok && !strpbrk(t->label[i], "eEn") && (i == 0 || strcmp(t->label[i], t->label[i - 1]) != 0);
+  }
+  return ok;
+}
+
+/* What cairo wrote is a whole SVG document of the canvas's size with text
+ * (cairo draws glyphs as <use> of outlines) and balanced tags. Returns it. */
+static char *check_svg(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  char *doc = calloc(1, 1 << 22);
+  assert_non_null(doc);
+  size_t len = fread(doc, 1, (1 << 22) - 1, f);
+  fclose(f);
+  assert_true(len > 200 && len < (1 << 22) - 1);
+  assert_true(!strncmp(doc, "<?xml", 5));
+  assert_non_null(strstr(doc, "width=\"640px\" height=\"400px\""));
+  assert_non_null(strstr(doc, "<use xlink:href=\"#glyph"));
+  int depth = 0, roots = 0;
+  for (const char *p = strchr(doc, '<'); p; p = strchr(p + 1, '<')) {
+    const char *end = strchr(p, '>');
+    assert_non_null(end);
+    if (p[1] == '?' || p[1] == '!') continue;
+    if (p[1] == '/')
+      depth--;
+    else if (end[-1] != '/' && ++depth == 1)
+      roots++;
+    assert_true(depth >= 0);
+  }
+  assert_int_equal(depth, 0);
+  assert_int_equal(roots, 1);
+  assert_non_null(strstr(doc, "</svg>"));
+  return doc;
+}
+
+/* A PNG of the canvas's size whose outermost pixels are all white (nothing
+ * cut at the edge) and which shows text; bars: some of the bars' colour. */
+static void check_png(const char *path, bool bars) {
+  cairo_surface_t *s = cairo_image_surface_create_from_png(path);
+  assert_int_equal(cairo_surface_status(s), CAIRO_STATUS_SUCCESS);
+  assert_int_equal(cairo_image_surface_get_width(s), PLOT_W);
+  assert_int_equal(cairo_image_surface_get_height(s), PLOT_H);
+  cairo_surface_flush(s);
+  const unsigned char *px = cairo_image_surface_get_data(s);
+  int stride = cairo_image_surface_get_stride(s);
+  size_t edge_ink = 0, dark = 0, bar = 0;
+  for (int y = 0; y < PLOT_H; y++)
+    for (int x = 0; x < PLOT_W; x++) {
+      uint32_t c;
+      memcpy(&c, px + (size_t)y * (size_t)stride + (size_t)x * 4, 4);
+      c &= 0xffffff;
+      bool edge = x < 3 || y < 3 || x >= PLOT_W - 3 || y >= PLOT_H - 3;
+      if (edge && c != 0xffffff) edge_ink++;
+      if ((c >> 16) < 0x40 && (c >> 8 & 0xff) < 0x40 && (c & 0xff) < 0x40) dark++;
+      if (c == 0x4878a8) bar++;
+    }
+  cairo_surface_destroy(s);
+  assert_int_equal(edge_ink, 0);
+  assert_true(dark > 500); /* the title, tick labels and axis names */
+  if (bars) assert_true(bar > 50);
+}
+
+/* Ticks where a person would put them, labelled with units. */
+static void ticks_round(void **state) {
+  (void)state;
+  plot_ticks_t t;
+  plot_ticks(0, 3380, PLOT_UNIT_MS, 8, &t); /* 0..3.38 s */
+  expect_labels(&t, "0 s,0.5 s,1 s,1.5 s,2 s,2.5 s,3 s,3.5 s");
+  assert_true(t.step == 500 && t.lo == 0 && t.hi == 3500);
+  plot_ticks(0, 3380, PLOT_UNIT_MS, 4, &t);
+  expect_labels(&t, "0 s,1 s,2 s,3 s,4 s");
+  plot_ticks(0, 2380, PLOT_UNIT_MS, 6, &t); /* once 2.38e+03 */
+  expect_labels(&t, "0 s,0.5 s,1 s,1.5 s,2 s,2.5 s");
+  plot_ticks(4.57, 3957, PLOT_UNIT_MS, 8, &t); /* fig5-add-n100's range */
+  expect_labels(&t, "0 s,0.5 s,1 s,1.5 s,2 s,2.5 s,3 s,3.5 s,4 s");
+  plot_ticks(20, 35, PLOT_UNIT_MS, 8, &t);
+  expect_labels(&t, "20 ms,22 ms,24 ms,26 ms,28 ms,30 ms,32 ms,34 ms,36 ms");
+  plot_ticks(0, 950, PLOT_UNIT_MS, 5, &t); /* the last tick is 1 s, so seconds */
+  expect_labels(&t, "0 s,0.2 s,0.4 s,0.6 s,0.8 s,1 s");
+  plot_ticks(0, 450, PLOT_UNIT_MS, 5, &t);
+  expect_labels(&t, "0 ms,100 ms,200 ms,300 ms,400 ms,500 ms");
+  plot_ticks(100, 300, PLOT_UNIT_MS, 5, &t);
+  expect_labels(&t, "100 ms,150 ms,200 ms,250 ms,300 ms");
+  plot_ticks(3.6, 4.6, PLOT_UNIT_MS, 6, &t); /* one value of 3.6 ms, binned over 1 ms */
+  expect_labels(&t, "3.6 ms,3.8 ms,4 ms,4.2 ms,4.4 ms,4.6 ms");
+  plot_ticks(0, 0.004, PLOT_UNIT_MS, 4, &t);
+  expect_labels(&t, "0 \xc2\xb5s,1 \xc2\xb5s,2 \xc2\xb5s,3 \xc2\xb5s,4 \xc2\xb5s");
+  plot_ticks(0, 264, PLOT_UNIT_COUNT, 5, &t);
+  expect_labels(&t, "0,100,200,300");
+  plot_ticks(0, 264, PLOT_UNIT_COUNT, 6, &t);
+  expect_labels(&t, "0,50,100,150,200,250,300");
+  plot_ticks(0, 4, PLOT_UNIT_COUNT, 5, &t);
+  expect_labels(&t, "0,1,2,3,4");
+  plot_ticks(0, 1, PLOT_UNIT_COUNT, 5, &t); /* no half counts */
+  expect_labels(&t, "0,1");
+  plot_ticks(0, 0.8, PLOT_UNIT_PERCENT, 5, &t);
+  expect_labels(&t, "0%,0.2%,0.4%,0.6%,0.8%");
+  plot_ticks(0, 13.2, PLOT_UNIT_MIB, 5, &t);
+  expect_labels(&t, "0 MiB,5 MiB,10 MiB,15 MiB");
+  plot_ticks(-3, 3, PLOT_UNIT_PERCENT, 4, &t); /* never "-0" */
+  expect_labels(&t, "-4%,-2%,0%,2%,4%");
+}
+
+/* A range of one value, a reversed one and nonsense still give an axis. */
+static void ticks_degenerate(void **state) {
+  (void)state;
+  plot_ticks_t t;
+  plot_ticks(5, 5, PLOT_UNIT_MS, 8, &t);
+  assert_true(ticks_sound(&t, 5, 5, 8) && t.lo < 5 && t.hi > 5);
+  expect_labels(&t, "4.7 ms,4.8 ms,4.9 ms,5 ms,5.1 ms,5.2 ms,5.3 ms");
+  plot_ticks(0, 0, PLOT_UNIT_COUNT, 5, &t);
+  expect_labels(&t, "0,1");
+  plot_ticks(1500, 1500, PLOT_UNIT_MS, 8, &t);
+  assert_true(ticks_sound(&t, 1500, 1500, 8) && t.lo < 1500 && t.hi > 1500);
+  plot_ticks(10, 0, PLOT_UNIT_MIB, 5, &t);
+  expect_labels(&t, "0 MiB,2 MiB,4 MiB,6 MiB,8 MiB,10 MiB");
+  plot_ticks(NAN, INFINITY, PLOT_UNIT_MS, 0, &t);
+  assert_true(ticks_sound(&t, 0, 1, 1));
+  plot_ticks(0, 1e300, PLOT_UNIT_COUNT, 100, &t);
+  assert_true(ticks_sound(&t, 0, 1e300, PLOT_MAX_TICKS - 1));
+  plot_ticks(-1e300, 1e300, PLOT_UNIT_MIB, 5, &t);
+  assert_true(ticks_sound(&t, -1e300, 1e300, 5));
+  plot_ticks(0, 1e-310, PLOT_UNIT_PERCENT, 5, &t);
+  assert_true(t.n >= 2 && t.lo <= 0 && t.hi >= 1e-310);
+}
+
+/* Every range gives sound ticks: seeded, and the seed is printed when not. */
+static void ticks_random_ranges(void **state) {
+  (void)state;
+  const uint64_t seed = 0x9e3779b97f4a7c15ULL;
+  uint64_t x = seed;
+  for (int i = 0; i < 20000; i++) {
+    double r[4];
+    for (int k = 0; k < 4; k++) {
+      x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+      r[k] = (double)((x * 2685821657736338717ULL) >> 11) / 9007199254740992.0;
+    }
+    double lo = (r[0] < 0.3 ? 0 : (r[0] < 0.4 ? -1 : 1) * pow(10, r[1] * 12 - 4));
+    double hi = lo + pow(10, r[2] * 12 - 5) * (1 + r[3] * 9);
+    plot_unit_t unit = (plot_unit_t)(i % 4);
+    int max = 1 + i % 10;
+    plot_ticks_t t;
+    plot_ticks(lo, hi, unit, max, &t);
+    if (!ticks_sound(&t, lo, hi, max)) {
+      fprintf(stderr, "seed %#llx, case %d: %.17g..%.17g unit %d max %d: step %g, n %zu\n",
+              (unsigned long long)seed, i, lo, hi, (int)unit, max, t.step, t.n);
+      fail();
+    }
+  }
+}
+
+/* Labels far wider than usual still fit on the canvas, as PNG and SVG. */
+static void plot_labels_fit(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ripple-plot-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  size_t bins[HIST_BINS] = {0};
+  bins[0] = 123456, bins[HIST_BINS - 1] = 99999;
+  plot_t p = {.title =
+                  "a title much longer than the canvas is wide, which must be made smaller "
+                  "rather than cut off at both of its ends",
+              .xtitle = "latency",
+              .ytitle = "count",
+              .xunit = PLOT_UNIT_MS,
+              .yunit = PLOT_UNIT_COUNT,
+              .xlo = 999999.3,
+              .xhi = 1000000.9,
+              .ylo = 0,
+              .yhi = 123456,
+              .bins = bins,
+              .nbins = HIST_BINS};
+  assert_int_equal(plot_write(&p, PLOT_PNG, test_path(dir, "wide.png")), RIPPLE_OK);
+  check_png(test_path(dir, "wide.png"), true);
+  assert_int_equal(plot_write(&p, PLOT_SVG, test_path(dir, "wide.svg")), RIPPLE_OK);
+  free(check_svg(test_path(dir, "wide.svg")));
+  /* Lines, a legend, and an empty series. */
+  const double xy[] = {0, 0, 500, 250000, 1500, 120000};
+  plot_series_t lines[] = {{"kube-apiserver", xy, 3}, {"nothing", NULL, 0}};
+  plot_t q = {.title = "Resident memory",
+              .xtitle = "time",
+              .ytitle = "resident memory",
+              .xunit = PLOT_UNIT_MS,
+              .yunit = PLOT_UNIT_MIB,
+              .xlo = 0,
+              .xhi = 1500,
+              .ylo = 0,
+              .yhi = 275000,
+              .series = lines,
+              .nseries = 2};
+  assert_int_equal(plot_write(&q, PLOT_PNG, test_path(dir, "lines.png")), RIPPLE_OK);
+  check_png(test_path(dir, "lines.png"), false);
+  test_rmtree(dir);
+}
+
+/* A file that cannot be written is an error for the caller, not a crash. */
+static void plot_write_fails(void **state) {
+  (void)state;
+  size_t len;
+  char *text = scenario(&len);
+  cl_log_t log = {0};
+  hop_result_t res;
+  analyze_text(text, len, &log, &res);
+  char dir[] = "/tmp/ripple-plot-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  /* Where the histograms would go are directories. */
+  assert_int_equal(mkdir(test_path(dir, "pod-add_to_scheduled.svg"), 0755), 0);
+  assert_int_equal(mkdir(test_path(dir, "pod-add_to_scheduled.png"), 0755), 0);
+  assert_int_equal(report_svg(dir, &res), RIPPLE_ESYS);
+  assert_int_equal(report_png(dir, &res), RIPPLE_ESYS);
+  /* And the output directory cannot be made. */
+  assert_int_equal(report_svg(test_path(dir, "no/such/dir"), &res), RIPPLE_ESYS);
+  test_rmtree(dir);
+  hops_free(&res);
+  cl_log_free(&log);
+  free(text);
+}
+
 static void outputs_written(void **state) {
   (void)state;
   size_t len;
@@ -451,6 +685,13 @@ static void outputs_written(void **state) {
   struct stat st;
   assert_int_equal(stat(svg, &st), 0);
   assert_true(st.st_size > 200);
+  free(check_svg(svg));
+  /* Its x axis: 30, 70 and 85 ms binned from 30 to 85, ticks every 10 ms. */
+  hop_hist_t hist;
+  hop_hist(&res, HOP_POD_ADD_SCHEDULED, &hist);
+  plot_ticks_t t;
+  plot_ticks(hist.lo, hist.hi, PLOT_UNIT_MS, PLOT_X_INTERVALS, &t);
+  expect_labels(&t, "30 ms,40 ms,50 ms,60 ms,70 ms,80 ms,90 ms");
   assert_int_equal(report_png(svgdir, &res), RIPPLE_OK);
   snprintf(svg, sizeof svg, "%s/e2e_deployment-change_to_last-pod-ready.png", svgdir);
   FILE *png = fopen(svg, "rb");
@@ -460,6 +701,9 @@ static void outputs_written(void **state) {
   fclose(png);
   /* The signature, then IHDR of a 640x400 image. */
   assert_memory_equal(head, "\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\x02\x80\0\0\x01\x90", 24);
+  check_png(svg, true);
+  snprintf(svg, sizeof svg, "%s/pod-add_to_scheduled.png", svgdir);
+  check_png(svg, true);
   test_rmtree(dir);
   hops_free(&res);
   cl_log_free(&log);
@@ -493,11 +737,23 @@ static void resources_plotted(void **state) {
       strstr(summary, "api              cpu avg  50.00% of a core, memory avg    200.0 MiB"));
   assert_non_null(
       strstr(summary, "agent            cpu avg  10.00% of a core, memory avg     20.0 MiB"));
-  FILE *svg = fopen(test_path(dir, "plots/resources-cpu.svg"), "r");
-  assert_non_null(svg);
-  fclose(svg);
-  assert_non_null((svg = fopen(test_path(dir, "plots/resources-memory.svg"), "r")));
-  fclose(svg);
+  /* One line per process in each (cairo writes a stroke's width in its style). */
+  const char *plots[] = {"plots/resources-cpu.svg", "plots/resources-memory.svg"};
+  for (int i = 0; i < 2; i++) {
+    char *doc = check_svg(test_path(dir, plots[i]));
+    size_t lines = 0;
+    for (const char *p = doc; (p = strstr(p, "stroke-width:1.5;")) != NULL; p++) lines++;
+    assert_int_equal(lines, 2);
+    free(doc);
+  }
+  /* The axes they have: 0..2 s of samples, 10%..50% CPU, 20..200 MiB. */
+  plot_ticks_t t;
+  plot_ticks(0, 2000, PLOT_UNIT_MS, PLOT_X_INTERVALS, &t);
+  expect_labels(&t, "0 s,0.5 s,1 s,1.5 s,2 s");
+  plot_ticks(0, 50 * 1.1, PLOT_UNIT_PERCENT, PLOT_Y_INTERVALS, &t);
+  expect_labels(&t, "0%,20%,40%,60%");
+  plot_ticks(0, 200 * 1.1, PLOT_UNIT_MIB, PLOT_Y_INTERVALS, &t);
+  expect_labels(&t, "0 MiB,50 MiB,100 MiB,150 MiB,200 MiB,250 MiB");
   assert_int_equal(resplot_svg(test_path(dir, "none.csv"), NULL, NULL, 0), RIPPLE_ENOENT);
   test_rmtree(dir);
 }
@@ -510,7 +766,12 @@ int main(void) {
       cmocka_unit_test(percentiles_nearest_rank),
       cmocka_unit_test(malformed_lines_counted),
       cmocka_unit_test(zstd_reads_like_plain),
+      cmocka_unit_test(ticks_round),
+      cmocka_unit_test(ticks_degenerate),
+      cmocka_unit_test(ticks_random_ranges),
       cmocka_unit_test(outputs_written),
+      cmocka_unit_test(plot_labels_fit),
+      cmocka_unit_test(plot_write_fails),
       cmocka_unit_test(resources_plotted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
