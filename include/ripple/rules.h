@@ -2,9 +2,10 @@
  * ripple/rules.h - relations between Kubernetes objects, decided by rules.
  *
  * One module answers "which objects is this one related to" for every part of
- * ripple that needs it (`ripple analyze` now, the admission webhook later). It
- * is pure: it never talks to a cluster; callers pass the objects (jansson
- * json_t, as the API server returns them) and the candidates to test.
+ * ripple that needs it: `ripple analyze` (analyze/) and the admission webhook
+ * (`ripple webhook`, webhook/). It is pure: it never talks to a cluster;
+ * callers pass the objects (jansson json_t, as the API server returns them)
+ * and the candidates to test.
  *
  * A rule says that an object of kind FROM is upstream of an object of kind TO
  * (a change of FROM propagates to TO) and how the two are recognised:
