@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "watch_internal.h"
+#include "ripplex/sbuf.h"
 
 #define ROUNDS 7
 #define NPODS 1000

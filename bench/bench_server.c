@@ -27,7 +27,9 @@
 #include "benchutil.h"
 #include "decode.h"
 #include "graph.h"
-#include "internal.h"
+#include "ripplex/clock.h"
+#include "ripplex/sbuf.h"
+#include "ripplex/wire.h"
 #include "server.h"
 #include "store.h"
 

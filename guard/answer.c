@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "ripplex/sbuf.h"
 
 void guard_probe_body(sbuf_t *b, const char *uid) {
   sbuf_puts(b,

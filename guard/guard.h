@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 #include "ripple/kube.h"
 #include "ripple/ripple.h"
 

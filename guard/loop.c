@@ -11,6 +11,7 @@
  * Ignore keep the cluster working without a guard.
  */
 #include "loop.h"
+#include "ripplex/logonce.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -21,8 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "httpd.h"
+#include "ripplex/httpd.h"
 #include "loop.h"
+#include "ripplex/sbuf.h"
 
 static void usage(FILE *f) {
   fprintf(f,

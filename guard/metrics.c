@@ -3,6 +3,7 @@
  * (guard.h); the names are in docs/guard.md.
  */
 #include "guard.h"
+#include "ripplex/sbuf.h"
 
 static void counter(sbuf_t *b, const char *name, const char *help, uint64_t v) {
   sbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "ripplex/sbuf.h"
 
 #define GUARD_ANSWER_MAX (1u << 20)
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "ripplex/sbuf.h"
 
 static int b64_val(int c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "ripplex/sbuf.h"
 
 static int mwc(ripple_kube_client_t *kc, const ripple_kube_resource_t **r,
                ripple_kube_status_t *st) {

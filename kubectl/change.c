@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "kr.h"
-#include "run.h"
+#include "ripplex/yjson.h"
 
 static int fail(char *err, size_t cap, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "kr.h"
-#include "run.h"
+#include "ripplex/yjson.h"
 
 #define KR_MANIFEST_MAX (64u << 20)
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kr.h"
+#include "ripplex/tsclient.h"
 
 #define KR_ANSWER_MAX (512u << 20)
 
@@ -67,9 +68,7 @@ static int get(const char *base, const char *path, json_t **out, char *err, size
   }
   curl_easy_setopt(c, CURLOPT_URL, url);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+  tsc_apply(c, &(tsc_policy_t){.timeout_ms = 60000, .connect_timeout_ms = 10000});
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
   CURLcode cc = curl_easy_perform(c);

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "ripplex/tsclient.h"
 
 enum { REC_MERGELOG, REC_SPAN };
 
@@ -295,15 +296,11 @@ static void *run(void *arg) {
   CURL *c = curl_easy_init();
   rec_t **batch = malloc(s->o.batch_max * sizeof(rec_t *));
   if (c) {
+    tsc_apply(c, &(tsc_policy_t){.timeout_ms = (long)s->o.timeout_ms, .ca_file = s->o.ca_file});
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard_body);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)s->o.timeout_ms);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)s->o.timeout_ms);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_NOPROXY, "*"); /* the trace server is never behind a proxy var */
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, abort_if_stopping);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, s);
-    if (s->o.ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, s->o.ca_file);
   }
   pthread_mutex_lock(&s->mu);
   while (!s->stop) {

@@ -16,36 +16,7 @@ int64_t ripple_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void put_digits(char *p, int64_t v, int n) {
-  for (int i = n - 1; i >= 0; i--, v /= 10) p[i] = (char)('0' + v % 10);
-}
-
-void ripple_time_format(int64_t ns, char *out) {
-  int64_t sec = ns / 1000000000, frac = ns % 1000000000;
-  if (frac < 0) {
-    frac += 1000000000;
-    sec -= 1;
-  }
-  time_t t = (time_t)sec;
-  struct tm tm;
-  if (!gmtime_r(&t, &tm)) memset(&tm, 0, sizeof tm);
-  /* Fixed layout "YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ": written digit by digit, it
-   * is cheap enough for the shipper's hot loop and can never overflow. */
-  memcpy(out, "0000-00-00T00:00:00.000000000Z", RIPPLE_TIME_STRLEN + 1);
-  put_digits(out, tm.tm_year < -1900 ? 0 : (tm.tm_year + 1900) % 10000, 4);
-  put_digits(out + 5, tm.tm_mon + 1, 2);
-  put_digits(out + 8, tm.tm_mday, 2);
-  put_digits(out + 11, tm.tm_hour, 2);
-  put_digits(out + 14, tm.tm_min, 2);
-  put_digits(out + 17, tm.tm_sec, 2);
-  put_digits(out + 20, frac, 9);
-}
+void ripple_time_format(int64_t ns, char *out) { time_text(ns, out); }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's method). */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
@@ -122,6 +93,8 @@ int ripple_duration_parse(const char *s, int64_t *out) {
     mul = 60e9;
   else if (!strcmp(end, "h"))
     mul = 3600e9;
+  else if (!strcmp(end, "d"))
+    mul = 86400e9;
   else if (*end && strcmp(end, "s") != 0)
     return RIPPLE_EINVAL;
   if (v * mul > 9e18) return RIPPLE_EINVAL;

@@ -1,8 +1,8 @@
 /*
- * run.h - `ripple run`'s parts: scenarios (scenario.c), YAML as JSON
- * (yjson.c), steps against the cluster (steps.c, wait.c), the watch agent it
- * starts and the processes it measures (agentproc.c, procstat.c), and the
- * progress line (progress.c). main.c puts them together. docs/run.md
+ * run.h - `ripple run`'s parts: scenarios (scenario.c, YAML read through
+ * ripplex/yjson.h), steps against the cluster (steps.c, wait.c), the watch
+ * agent it starts and the processes it measures (agentproc.c, procstat.c),
+ * and the progress line (progress.c). main.c puts them together. docs/run.md
  * describes the scenario format.
  *
  * Memory: functions that hand out strings or JSON values give the caller a
@@ -19,12 +19,7 @@
 #include <sys/types.h>
 
 #include "ripple/kube.h"
-
-/* ---- YAML documents as JSON (yjson.c) ----------------------------------------- */
-
-/* Every non-empty document of a YAML stream, as a JSON array. On failure err
- * says where and why. */
-int yjson_parse(const char *text, size_t len, json_t **out, char *err, size_t cap);
+#include "ripplex/yjson.h"
 
 /* ---- scenarios (scenario.c) ----------------------------------------------------- */
 

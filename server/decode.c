@@ -30,6 +30,10 @@
 #include "decode.h"
 
 #include "json_strict.h"
+#include "ripplex/cpid.h"
+#include "ripplex/rnd.h"
+#include "ripplex/sbuf.h"
+#include "ripplex/wire.h"
 
 #include <stdarg.h>
 #include <stdio.h>

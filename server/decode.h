@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 
 typedef enum { DEC_MERGELOGS, DEC_SPANS } dec_kind_t;
 

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ripplex/cpid.h"
+#include "ripplex/rnd.h"
 
 #define CHUNK_BITS 16
 #define CHUNK (1u << CHUNK_BITS)

@@ -12,8 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <string.h>
 
-#include "httpd.h"
+#include "ripplex/httpd.h"
+#include "ripplex/clock.h"
+#include "ripplex/sbuf.h"
 
 struct http {
   struct MHD_Daemon *d;

@@ -3,7 +3,7 @@
  */
 #include "json_strict.h"
 
-#include "internal.h"
+#include "ripplex/utf8.h"
 
 #include <errno.h>
 #include <math.h>

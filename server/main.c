@@ -16,6 +16,7 @@
 
 #include "http.h"
 #include "server.h"
+#include "ripplex/sbuf.h"
 
 static void usage(FILE *f) {
   fprintf(

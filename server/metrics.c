@@ -2,6 +2,7 @@
  * metrics.c - see metrics.h.
  */
 #include "metrics.h"
+#include "ripplex/sbuf.h"
 
 #include <inttypes.h>
 

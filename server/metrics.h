@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 
 enum { ROUTE_INGEST_MERGELOGS, ROUTE_INGEST_SPANS, ROUTE_QUERY, ROUTE_LIST, ROUTE_OTHER, ROUTES };
 #define HIST_BUCKETS 14

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ripplex/rnd.h"
 
 typedef struct rent {
   int64_t time;

@@ -7,10 +7,13 @@
  * a restart rebuilds exactly the acknowledged state from storage.
  */
 #include "server.h"
+#include "ripplex/sbuf.h"
+#include "ripplex/wire.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct seqvec {
   uint64_t *v;

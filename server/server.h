@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "roots.h"
 #include "store.h"
+#include "ripplex/sbuf.h"
 
 typedef struct srv_config {
   const char *db_path;

@@ -17,12 +17,16 @@
  * indexed.
  */
 #include "store.h"
+#include "ripplex/clock.h"
+#include "ripplex/sbuf.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <stdatomic.h>
+#include <string.h>
 
 #define READERS_MAX 16
 

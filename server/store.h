@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "decode.h"
-#include "internal.h"
+#include "ripplex/sbuf.h"
 
 typedef struct store store_t;
 

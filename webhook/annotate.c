@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "wh.h"
+#include "ripplex/sbuf.h"
 
 static const json_t *annotation(const json_t *obj, const char *kind, const json_t **meta,
                                 const json_t **ann, char *key) {

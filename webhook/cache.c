@@ -16,6 +16,7 @@
  * their data would sit in this process's memory for nothing.
  */
 #include "cache.h"
+#include "ripplex/logonce.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

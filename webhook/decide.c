@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "wh.h"
+#include "ripplex/cpid.h"
+#include "ripplex/logonce.h"
 
 typedef enum carrier { CARRY_OBJECT, CARRY_BINDING, CARRY_REMEMBER, CARRY_NONE } carrier_t;
 

@@ -14,6 +14,10 @@
 #include <string.h>
 
 #include "wh.h"
+#include "ripplex/clock.h"
+#include "ripplex/logonce.h"
+#include "ripplex/rnd.h"
+#include "ripplex/sbuf.h"
 
 static _Thread_local const char *tl_component;
 static _Thread_local int tl_quiet;

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "httpd.h"
+#include "ripplex/httpd.h"
+#include "ripplex/sbuf.h"
 
 struct wh_http {
   struct MHD_Daemon *d;

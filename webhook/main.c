@@ -21,6 +21,7 @@
 #include "http.h"
 #include "ripple/kube.h"
 #include "wh.h"
+#include "ripplex/sbuf.h"
 
 static void usage(FILE *f) {
   fprintf(f,

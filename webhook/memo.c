@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ripplex/cpid.h"
+#include "ripplex/rnd.h"
 
 enum { PROBES = 8, UID_MAX = 48 };
 

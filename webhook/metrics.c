@@ -3,6 +3,7 @@
  * collide with the trace server's when both are scraped.
  */
 #include "metrics.h"
+#include "ripplex/sbuf.h"
 
 #include <inttypes.h>
 #include <stdio.h>

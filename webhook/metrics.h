@@ -16,7 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 
 #define WH_HIST_BUCKETS 12
 #define WH_HOP_BUCKETS 14

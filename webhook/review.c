@@ -5,6 +5,7 @@
  * it is used, and a bad body gets a message naming the field.
  */
 #include "review.h"
+#include "ripplex/sbuf.h"
 
 #include <stdio.h>
 #include <string.h>

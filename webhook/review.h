@@ -15,7 +15,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 
 typedef enum wh_op { WH_OP_CREATE, WH_OP_UPDATE, WH_OP_DELETE, WH_OP_CONNECT } wh_op_t;
 

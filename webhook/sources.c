@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "wh.h"
+#include "ripplex/cpid.h"
+#include "ripplex/logonce.h"
 
 static int gathered(const wh_sources_t *s, const ripple_cpid_t *id) {
   for (size_t i = 0; i < s->n; i++)

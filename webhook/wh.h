@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 #include "memo.h"
 #include "metrics.h"
 #include "review.h"

@@ -412,13 +412,15 @@ void ripple_log_quote(const char *s, char *out, size_t cap);
  * ------------------------------------------------------------------------- */
 
 int64_t ripple_now_ns(void);
-/* RFC 3339 UTC with nanoseconds: 2026-11-21T22:06:30.123456789Z (31 bytes + NUL). */
+/* RFC 3339 UTC with nanoseconds: 2026-11-21T22:06:30.123456789Z (30 bytes + NUL,
+ * so `out` holds at least RIPPLE_TIME_STRLEN + 1 bytes). */
 #define RIPPLE_TIME_STRLEN 30
 void ripple_time_format(int64_t ns, char *out);
 /* Parse RFC 3339 (any offset, 0-9 fraction digits) into ns since the epoch. */
 int ripple_time_parse(const char *s, size_t len, int64_t *out);
 /* Parse a duration as people write it on command lines and in files: a
- * non-negative number with ms, s (the default), m or h: "250ms", "30", "1.5m". */
+ * non-negative number with ms, s (the default), m, h or d: "250ms", "30",
+ * "1.5m", "7d". RIPPLE_EINVAL for anything else. */
 int ripple_duration_parse(const char *s, int64_t *out);
 
 #ifdef __cplusplus

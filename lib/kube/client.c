@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "kube_internal.h"
+#include "ripplex/sbuf.h"
 
 #define CRED_MARGIN_NS (10 * 1000000000LL) /* refresh this long before expiry */
 

@@ -20,6 +20,7 @@
 
 #include "config_util.h"
 #include "kube_internal.h"
+#include "ripplex/sbuf.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define EXEC_V1 "client.authentication.k8s.io/v1"

@@ -10,6 +10,7 @@
 
 #include "config_util.h"
 #include "kube_internal.h"
+#include "ripplex/sbuf.h"
 
 #define FILE_MAX (16u << 20)
 

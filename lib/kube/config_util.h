@@ -7,6 +7,7 @@
 #define RIPPLE_KUBE_CONFIG_UTIL_H
 
 #include "kube_internal.h"
+#include "ripplex/sbuf.h"
 
 /* Read a whole file (at most 16 MiB), NUL-terminated into *out (free it).
  * Returns 0 or an errno value. len may be NULL. */

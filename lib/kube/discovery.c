@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "kube_rw.h"
+#include "ripplex/clock.h"
 
 typedef struct disc_ent {
   ripple_kube_resource_t pub; /* points at the strings below */

@@ -23,6 +23,7 @@
 
 #include "config_util.h"
 #include "kube_internal.h"
+#include "ripplex/sbuf.h"
 
 #define OUT_MAX (1u << 20) /* an ExecCredential is a few KiB; more is a broken plugin */
 #define ERR_TAIL 320       /* bytes of stderr quoted in the message */

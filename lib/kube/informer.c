@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "watch_internal.h"
+#include "ripplex/logonce.h"
 
 struct ripple_kube_informer {
   ripple_kube_watch_t *w;

@@ -56,6 +56,8 @@
 #include <yajl/yajl_parse.h>
 
 #include "watch_internal.h"
+#include "ripplex/sbuf.h"
+#include "ripplex/utf8.h"
 
 #define JP_MAX_DEPTH 2048 /* jansson's JSON_PARSER_MAX_DEPTH */
 #define JP_INLINE_FRAMES 32

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "watch_internal.h"
+#include "ripplex/rnd.h"
 
 static uint64_t seed;
 static void seed_init(void) {

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 #include "ripple/kube.h"
 
 /* ---- configuration (config.c, exec.c) ------------------------------------- */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kube_rw.h"
+#include "ripplex/sbuf.h"
 
 /* Paged attempts of a list whose continue token keeps expiring before the
  * last one, unpaged: a single answer has no token to expire (client-go falls

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "watch_internal.h"
+#include "ripplex/sbuf.h"
 
 static const char *const obj_path[] = {"object", NULL};
 static const char *const meta_path[] = {"object", "metadata", NULL};

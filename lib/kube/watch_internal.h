@@ -20,6 +20,7 @@
 #include <pthread.h>
 
 #include "kube_internal.h"
+#include "ripplex/sbuf.h"
 
 /* ---- JSON (jparse.c) ---------------------------------------------------------- */
 

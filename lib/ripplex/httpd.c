@@ -1,7 +1,7 @@
 /*
  * httpd.c - listening with libmicrohttpd (httpd.h).
  */
-#include "httpd.h"
+#include "ripplex/httpd.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

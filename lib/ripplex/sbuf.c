@@ -1,16 +1,19 @@
 /*
  * sbuf.c - a growable string buffer and a JSON string escaper.
  *
- * Every JSON document libripple writes (wire records, patches, batches) is
- * built here. Reading JSON is jansson's job; writing is simple enough that a
- * buffer and a correct escaper are clearer and much faster than building a tree.
+ * Every JSON document ripple writes (wire records, patches, batches, the
+ * servers' answers) is built here. Reading JSON is jansson's job; writing is
+ * simple enough that a buffer and a correct escaper are clearer and much
+ * faster than building a tree.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
+#include "ripplex/utf8.h"
 
 void sbuf_init(sbuf_t *b) { memset(b, 0, sizeof *b); }
 
@@ -67,31 +70,6 @@ void sbuf_printf(sbuf_t *b, const char *fmt, ...) {
   vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
   va_end(ap);
   b->len += (size_t)n;
-}
-
-size_t utf8_len(const unsigned char *s, size_t n) {
-  unsigned char c = s[0];
-  size_t len;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf)
-    len = 2, cp = c & 0x1f;
-  else if (c >= 0xe0 && c <= 0xef)
-    len = 3, cp = c & 0x0f;
-  else if (c >= 0xf0 && c <= 0xf4)
-    len = 4, cp = c & 0x07;
-  else
-    return 0;
-  if (n < len) return 0;
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xc0) != 0x80) return 0;
-    cp = cp << 6 | (s[i] & 0x3f);
-  }
-  /* Overlong forms, surrogates and values past U+10FFFF are not UTF-8. */
-  if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-      (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return len;
 }
 
 void sbuf_json_strn(sbuf_t *b, const char *str, size_t n) {

@@ -4,11 +4,15 @@
  * This is one half of a contract; the server's decoder is the other. Optional
  * fields are left out rather than sent as null.
  */
-#include "internal.h"
+#include <stdlib.h>
+
+#include "ripplex/clock.h"
+#include "ripplex/cpid.h"
+#include "ripplex/wire.h"
 
 void wire_cpid(sbuf_t *b, const ripple_cpid_t *id) {
   char s[RIPPLE_CPID_STRLEN + 1];
-  ripple_cpid_format(id, s);
+  cpid_text(id, s);
   sbuf_putc(b, '"');
   sbuf_put(b, s, RIPPLE_CPID_STRLEN);
   sbuf_putc(b, '"');
@@ -16,7 +20,7 @@ void wire_cpid(sbuf_t *b, const ripple_cpid_t *id) {
 
 static void put_time(sbuf_t *b, int64_t ns) {
   char s[RIPPLE_TIME_STRLEN + 1];
-  ripple_time_format(ns, s);
+  time_text(ns, s);
   sbuf_putc(b, '"');
   sbuf_put(b, s, RIPPLE_TIME_STRLEN);
   sbuf_putc(b, '"');
@@ -92,20 +96,4 @@ void wire_span(sbuf_t *b, const ripple_span_rec_t *sp) {
     sbuf_putc(b, '}');
   }
   sbuf_putc(b, '}');
-}
-
-int ripple_mergelog_to_json(const ripple_mergelog_t *ml, char **out, size_t *out_len) {
-  if (!ml || !out || (ml->nsources && !ml->sources)) return RIPPLE_EINVAL;
-  sbuf_t b;
-  sbuf_init(&b);
-  wire_mergelog(&b, ml);
-  return sbuf_take(&b, out, out_len);
-}
-
-int ripple_span_to_json(const ripple_span_rec_t *sp, char **out, size_t *out_len) {
-  if (!sp || !out || (sp->nattrs && !sp->attrs)) return RIPPLE_EINVAL;
-  sbuf_t b;
-  sbuf_init(&b);
-  wire_span(&b, sp);
-  return sbuf_take(&b, out, out_len);
 }

@@ -1,5 +1,6 @@
 /*
- * yjson.c - YAML documents as jansson values, for manifests and scenarios.
+ * yjson.c - YAML documents as jansson values: manifests, scenarios, kubeconfigs,
+ * rule files and the watch agent's configuration.
  *
  * Kubernetes manifests are YAML but the API speaks JSON, so every document is
  * turned into the JSON value kubectl would send. Plain scalars are typed the
@@ -17,7 +18,7 @@
 #include <yaml.h>
 
 #include "ripple/ripple.h"
-#include "run.h"
+#include "ripplex/yjson.h"
 
 /* Aliases can make a small file expand exponentially ("billion laughs"):
  * bound the nodes a document may expand to. */

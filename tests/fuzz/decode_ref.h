@@ -14,6 +14,10 @@
 #include <stdlib.h>
 
 #include "decode.h"
+#include "ripplex/cpid.h"
+#include "ripplex/rnd.h"
+#include "ripplex/sbuf.h"
+#include "ripplex/wire.h"
 
 typedef struct dctx {
   const dec_limits_t *lim;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "wh.h"
+#include "ripplex/sbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

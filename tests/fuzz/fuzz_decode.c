@@ -23,6 +23,7 @@
 
 #include "decode.h"
 #include "decode_ref.h"
+#include "ripplex/sbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

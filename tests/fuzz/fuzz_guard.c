@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "ripplex/sbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 #include "rw_lab.h"
 #include "testutil.h"
 

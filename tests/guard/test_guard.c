@@ -9,6 +9,7 @@
 
 #include "guard.h"
 #include "testutil.h"
+#include "ripplex/sbuf.h"
 
 #define SEC INT64_C(1000000000)
 

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "http_client.h"
-#include "internal.h"
+#include "ripplex/sbuf.h"
 #include "testutil.h"
 
 enum { WRITERS = 4, BATCH = 200, MAX_BATCHES = 4000, ROUNDS = 3, KILL_AFTER = 150 };

@@ -15,6 +15,7 @@
 #include "http_client.h"
 #include "server.h"
 #include "testutil.h"
+#include "ripplex/sbuf.h"
 
 typedef struct rig {
   char dir[64], db[96], base[64];

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "ripplex/rnd.h"
 
 ripple_kube_client_t *lab_client(void) {
   if (!getenv("KUBECONFIG"))

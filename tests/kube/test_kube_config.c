@@ -14,6 +14,7 @@
 
 #include "config_util.h"
 #include "kube_internal.h"
+#include "ripplex/sbuf.h"
 
 /* base64 of "CA-PEM\n", "CERT\n", "KEY\n" */
 #define CA_B64 "Q0EtUEVNCg=="

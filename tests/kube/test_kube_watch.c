@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 #include "watch_lab.h"
 
 #define WAIT_MS 60000

@@ -13,6 +13,7 @@
 #include "kube_unit.h"
 #include "testutil.h"
 #include "watch_internal.h"
+#include "ripplex/sbuf.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 

@@ -3,7 +3,7 @@
  */
 #include "watch_lab.h"
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 #include "review.h"
 #include "rw_lab.h"
 #include "wh_lab.h"

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "http_client.h"
-#include "internal.h"
 #include "rw_lab.h"
 #include "wh_lab.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "wh_fixture.h"
+#include "ripplex/sbuf.h"
 
 /* ---- bad input ------------------------------------------------------------ */
 

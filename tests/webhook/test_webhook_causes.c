@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "wh_fixture.h"
+#include "ripplex/sbuf.h"
 
 #define RS_SA "system:serviceaccount:kube-system:replicaset-controller"
 #define GC_SA "system:serviceaccount:kube-system:generic-garbage-collector"

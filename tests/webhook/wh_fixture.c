@@ -2,6 +2,7 @@
  * wh_fixture.c - see wh_fixture.h.
  */
 #include "wh_fixture.h"
+#include "ripplex/sbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>

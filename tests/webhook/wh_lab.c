@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "ripplex/sbuf.h"
 #include "rw_lab.h"
 #include "testutil.h"
 

@@ -1,13 +1,13 @@
 /*
- * httpd.h - the one way ripple's servers listen: libmicrohttpd with a thread
+ * ripplex/httpd.h - the one way ripple's servers listen: libmicrohttpd with a thread
  * per connection on an IPv4 address, optional TLS from PEM text, a
  * connection limit and an idle timeout. ripple-server and ripple-webhook
  * differ in what they answer, not in how they listen.
  *
  * Memory: the caller owns the options' strings for the daemon's lifetime.
  */
-#ifndef RIPPLE_HTTPD_H
-#define RIPPLE_HTTPD_H
+#ifndef RIPPLEX_HTTPD_H
+#define RIPPLEX_HTTPD_H
 
 #include <microhttpd.h>
 #include <stddef.h>

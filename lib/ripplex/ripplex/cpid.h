@@ -1,0 +1,47 @@
+/*
+ * ripplex/cpid.h - CPIDs in hot paths: comparison, hashing, text form.
+ *
+ * The public ripple_cpid_equal()/ripple_cpid_format() are these, behind a
+ * call; the merge path, the trace server's graph and the webhook's memory
+ * compare and hash ids often enough that a call matters.
+ */
+#ifndef RIPPLEX_CPID_H
+#define RIPPLEX_CPID_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "ripple/ripple.h"
+
+/* Two 64-bit loads beat memcmp. */
+static inline int cpid_eq(const ripple_cpid_t *a, const ripple_cpid_t *b) {
+  uint64_t a0, a1, b0, b1;
+  memcpy(&a0, a->b, 8);
+  memcpy(&a1, a->b + 8, 8);
+  memcpy(&b0, b->b, 8);
+  memcpy(&b1, b->b + 8, 8);
+  return a0 == b0 && a1 == b1;
+}
+
+static inline int cpid_nil(const ripple_cpid_t *a) {
+  static const ripple_cpid_t zero;
+  return cpid_eq(a, &zero);
+}
+
+/* A hash of a CPID for hash tables that hold ids from outside: splitmix64's
+ * finaliser over both halves and a per-process seed, so a hostile writer cannot
+ * pick ids that all land in one bucket. */
+static inline uint64_t cpid_hash(const ripple_cpid_t *id, uint64_t seed) {
+  uint64_t a, b;
+  memcpy(&a, id->b, 8);
+  memcpy(&b, id->b + 8, 8);
+  uint64_t x = a ^ (b << 29 | b >> 35) ^ seed;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* The canonical text form (RIPPLE_CPID_STRLEN characters and a NUL). */
+void cpid_text(const ripple_cpid_t *id, char out[RIPPLE_CPID_STRLEN + 1]);
+
+#endif

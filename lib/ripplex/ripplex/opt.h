@@ -1,0 +1,49 @@
+/*
+ * ripplex/opt.h - the daemons' command lines: one argument loop, and the
+ * value grammars every ripple program shares (addresses, numbers, sizes,
+ * durations, files).
+ *
+ * Errors: value parsers return RIPPLE_OK, or RIPPLE_EINVAL for a value that
+ * is not in their grammar (outputs untouched). Messages for people are
+ * printed by opt_parse() and opt_file(), prefixed with the program's name.
+ * Memory: opt_file() gives the caller a string to free().
+ */
+#ifndef RIPPLEX_OPT_H
+#define RIPPLEX_OPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ripple/ripple.h"
+
+/* HOST:PORT with a port 0-65535 (0: any free one); host copied into
+ * host[cap]. The host is not resolved: servers bind IPv4 addresses. */
+int opt_listen(const char *v, char *host, size_t cap, uint16_t *port);
+/* A decimal integer in [min, max]; no sign, no suffix. */
+int opt_ulong(const char *v, unsigned long min, unsigned long max, unsigned long *out);
+/* A decimal count or size in bytes, any size_t. */
+int opt_size(const char *v, size_t *out);
+/* A duration (ripple_duration_parse: 250ms, 2s, 1.5m, 3h, 7d) above zero. */
+int opt_duration(const char *v, int64_t *ns);
+/* A whole file (a certificate, a key, a token list); on failure prints
+ * "PROG: cannot read PATH: REASON" and returns RIPPLE_ESYS. */
+int opt_file(const char *prog, const char *path, char **out);
+
+/* A program's options. option() is called for every "--name value" pair and
+ * for every flag (value NULL); it returns RIPPLE_OK, RIPPLE_EINVAL for a bad
+ * value, RIPPLE_ENOENT for a name it does not know. */
+typedef struct opt_cli {
+  const char *prog;
+  const char *const *flags; /* options that take no value, NULL-terminated */
+  int (*option)(void *ud, const char *name, const char *value);
+  void (*usage)(FILE *f);
+  void *ud;
+} opt_cli_t;
+
+/* Walk argv[1..]: RIPPLE_OK to go on; RIPPLE_ESTATE when the program must
+ * exit now with *exit_status (0 after --help, 2 after a usage error, which
+ * has been printed). */
+int opt_parse(int argc, char **argv, const opt_cli_t *c, int *exit_status);
+
+#endif
