@@ -3,7 +3,7 @@
  * refused, for the trace server's decoder (decode.c).
  *
  * yajl is more lenient than jansson in a few places, and the decoder's
- * contract (docs/api.md, tests/unit/test_decode.c) was set with jansson: UTF-8
+ * contract (docs/api.md, tests/server/test_decode.c) was set with jansson: UTF-8
  * that is overlong, encodes a surrogate or goes past U+10FFFF; \u escapes of
  * NUL or of an unpaired surrogate; vertical tab and form feed as white space;
  * integers beyond int64 and reals beyond double.

@@ -1,6 +1,6 @@
 /*
  * cascade_lab.h - what the cascade lab tests share (test_cascades_lab.c,
- * test_cascades_lab2.c): the real trace server and webhook for one namespace
+ * test_cascades2_lab.c): the real trace server and webhook for one namespace
  * of the test's own, writes as a person makes them with a root CPID the test
  * knows, raw requests to the API server (DELETE with its admission warnings,
  * /metrics as text), and the trace server's answers as JSON.

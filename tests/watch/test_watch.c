@@ -1,5 +1,5 @@
 /*
- * test_watch_unit.c - the parts of ripple-watch that need no cluster: the
+ * test_watch.c - the parts of ripple-watch that need no cluster: the
  * record format (docs/watch.md), the output with rotation by size and time
  * and zstd compression (decompressed and compared), torn last lines, and
  * checkpoints: saved, loaded, replayed from the output, and changes

@@ -1,5 +1,5 @@
 /*
- * test_kube_informer.c - informers against the lab's API server: the cache
+ * test_kube_informer_lab.c - informers against the lab's API server: the cache
  * and its indexes (owner, labels), callbacks with the old object, reads from
  * another thread while events arrive, and faults: the API server restarted
  * during a watch, a 410 forced by an etcd compaction, connections cut every

@@ -169,6 +169,27 @@ static void log_lines(void **state) {
   ripple_log_setup("test", RIPPLE_LOG_INFO, NULL, NULL);
 }
 
+static void durations(void **state) {
+  (void)state;
+  int64_t ns = 0;
+  assert_int_equal(ripple_duration_parse("1.5m", &ns), RIPPLE_OK);
+  assert_int_equal(ns, 90000000000LL);
+  assert_int_equal(ripple_duration_parse("250ms", &ns), RIPPLE_OK);
+  assert_int_equal(ns, 250000000LL);
+  assert_int_equal(ripple_duration_parse("30", &ns), RIPPLE_OK); /* seconds */
+  assert_int_equal(ns, 30000000000LL);
+  assert_int_equal(ripple_duration_parse("2h", &ns), RIPPLE_OK);
+  assert_int_equal(ns, 7200000000000LL);
+  assert_int_equal(ripple_duration_parse("7d", &ns), RIPPLE_OK);
+  assert_int_equal(ns, 604800000000000LL);
+  ns = 5;
+  assert_int_equal(ripple_duration_parse("-1s", &ns), RIPPLE_EINVAL);
+  assert_int_equal(ripple_duration_parse("3 days", &ns), RIPPLE_EINVAL);
+  assert_int_equal(ripple_duration_parse("1e300s", &ns), RIPPLE_EINVAL);
+  assert_int_equal(ripple_duration_parse("", &ns), RIPPLE_EINVAL);
+  assert_int_equal(ns, 5); /* untouched on failure */
+}
+
 static void time_round_trip(void **state) {
   (void)state;
   char s[RIPPLE_TIME_STRLEN + 1];
@@ -200,6 +221,7 @@ int main(void) {
       cmocka_unit_test(span_json_escapes_anything),
       cmocka_unit_test(log_lines),
       cmocka_unit_test(time_round_trip),
+      cmocka_unit_test(durations),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /*
- * test_kube_rw_unit.c - the engines under discovery and list, without a
+ * test_kube_rw.c - the engines under discovery and list, without a
  * cluster: name resolution over a fixed discovery snapshot (the documents a
  * v1.36 server serves, cut down), the carrying over of entries across
  * refreshes, and the paging loop of ripple_kube_list, including the restart

@@ -1,5 +1,5 @@
 /*
- * test_cascades_lab2.c - cascades of deletion, and tracing changing nothing
+ * test_cascades2_lab.c - cascades of deletion, and tracing changing nothing
  * the cluster does, with the real ripple-webhook and ripple-server on the lab.
  *
  *   G  A person deletes a namespace: that DELETE is a root (its CPID in the

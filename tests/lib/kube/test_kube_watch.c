@@ -1,9 +1,9 @@
 /*
- * test_kube_watch_unit.c - the parts of watches and informers that need no
+ * test_kube_watch.c - the parts of watches and informers that need no
  * cluster: the JSON parser (against jansson's), the framing of a watch stream
  * cut at every possible place, each event type, bad frames skipped and
  * counted, and the last-known-state store and the differences a relist
- * finds. Selectors and the informer's cache: test_kube_informer_unit.c.
+ * finds. Selectors and the informer's cache: test_kube_informer.c.
  */
 #include <jansson.h>
 #include <stdio.h>

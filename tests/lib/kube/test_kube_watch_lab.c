@@ -1,5 +1,5 @@
 /*
- * test_kube_watch.c - watches against the lab's API server: events with
+ * test_kube_watch_lab.c - watches against the lab's API server: events with
  * their old state, bookmarks, server-side timeouts every second resumed
  * without losing a change, a resume from a checkpoint, and a checkpoint the
  * server no longer has (the API server restarted, etcd compacted): a 410,

@@ -1,5 +1,5 @@
 /*
- * test_kube_discovery.c - discovery against the lab's API server: the names
+ * test_kube_discovery_lab.c - discovery against the lab's API server: the names
  * kubectl accepts for core and apps resources, kinds, the resource list,
  * subresources, and a CustomResourceDefinition created by the test, found
  * once it is established (the cache refreshes on a miss), used for a custom

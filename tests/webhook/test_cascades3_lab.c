@@ -1,5 +1,5 @@
 /*
- * test_cascades_lab3.c - no false merges (property test), with the real
+ * test_cascades3_lab.c - no false merges (property test), with the real
  * ripple-webhook and ripple-server on the lab.
  *
  * In one namespace, workloads of every built-in kind (Deployments,

@@ -1,5 +1,5 @@
 /*
- * test_kube_informer_unit.c - the parts of informers that need no cluster:
+ * test_kube_informer.c - the parts of informers that need no cluster:
  * label selectors (parsing and matching) and the informer's indexed cache,
  * its tree and text reads.
  */

@@ -1,5 +1,5 @@
 /*
- * test_kube_auth.c - authentication and TLS against the lab's API server:
+ * test_kube_auth_lab.c - authentication and TLS against the lab's API server:
  * the admin client certificate, a service account's token given inline, in a
  * tokenFile (and rotated) and from an exec plugin, a plugin that returns a
  * client certificate, wrong tokens and missing permissions, and server

@@ -1,6 +1,6 @@
 /*
  * kube_unit.h - objects and records for the Kubernetes client's unit tests
- * (test_kube_watch_unit.c, test_kube_informer_unit.c).
+ * (test_kube_watch.c, test_kube_informer.c).
  */
 #ifndef RIPPLE_TESTS_KUBE_UNIT_H
 #define RIPPLE_TESTS_KUBE_UNIT_H

@@ -1,5 +1,5 @@
 /*
- * test_kube_rw.c - reads and writes against the lab's API server: get and
+ * test_kube_rw_lab.c - reads and writes against the lab's API server: get and
  * NotFound, paged lists (exact counts over 120 ConfigMaps), label and field
  * selectors, conflicts, each patch type with its effect, server-side apply
  * with conflicts and force, dry runs, delete, the scale and status

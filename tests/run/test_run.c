@@ -1,6 +1,5 @@
 /*
- * test_run_unit.c - ripple run's parts that need no cluster: YAML documents
- * as JSON, scenarios with parameters and repetitions, the checks that refuse
+ * test_run.c - ripple run's parts that need no cluster: scenarios with parameters and repetitions, the checks that refuse
  * a bad step before anything runs, and the process sampler.
  */
 #include <stdio.h>
@@ -10,64 +9,6 @@
 
 #include "run.h"
 #include "testutil.h"
-
-static json_t *yaml(const char *text) {
-  json_t *docs = NULL;
-  char err[256] = "";
-  int rc = yjson_parse(text, strlen(text), &docs, err, sizeof err);
-  if (rc != RIPPLE_OK) fprintf(stderr, "yaml: %s\n", err);
-  return docs;
-}
-
-static void test_yjson_types(void **state) {
-  (void)state;
-  json_t *d = yaml(
-      "a: 100\nb: \"100\"\nc: 1.5\nd: true\ne: ~\nf: web\ng: -3\nh: 1e3\n"
-      "i: [x, 2]\nj: ''\nk: 0x10\nl: False\n");
-  assert_non_null(d);
-  json_t *o = json_array_get(d, 0);
-  assert_true(json_is_integer(json_object_get(o, "a")));
-  assert_int_equal(json_integer_value(json_object_get(o, "a")), 100);
-  assert_string_equal(json_string_value(json_object_get(o, "b")), "100"); /* quoted: text */
-  assert_true(json_is_real(json_object_get(o, "c")));
-  assert_true(json_is_true(json_object_get(o, "d")));
-  assert_true(json_is_null(json_object_get(o, "e")));
-  assert_string_equal(json_string_value(json_object_get(o, "f")), "web");
-  assert_int_equal(json_integer_value(json_object_get(o, "g")), -3);
-  assert_true(json_is_real(json_object_get(o, "h")));
-  assert_int_equal(json_array_size(json_object_get(o, "i")), 2);
-  assert_string_equal(json_string_value(json_object_get(o, "j")), "");
-  assert_string_equal(json_string_value(json_object_get(o, "k")), "0x10"); /* YAML 1.1 only */
-  assert_true(json_is_false(json_object_get(o, "l")));
-  json_decref(d);
-}
-
-static void test_yjson_documents_and_errors(void **state) {
-  (void)state;
-  json_t *d = yaml("---\nkind: A\n---\n---\nkind: B\n...\n");
-  assert_int_equal(json_array_size(d), 2); /* the empty document is skipped */
-  json_decref(d);
-  json_t *out = NULL;
-  char err[256] = "";
-  const char *bad = "a: [1, 2\nb: c\n";
-  assert_int_equal(yjson_parse(bad, strlen(bad), &out, err, sizeof err), RIPPLE_EINVAL);
-  assert_null(out);
-  assert_non_null(strstr(err, "line"));
-  /* Aliases that expand exponentially are refused, not expanded. */
-  char bomb[4096] = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
-  size_t blen = strlen(bomb);
-  for (int c = 'b'; c <= 'i'; c++) {
-    int p = c - 1;
-    blen += (size_t)snprintf(bomb + blen, sizeof bomb - blen,
-                             "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", c, c,
-                             p, p, p, p, p, p, p, p, p, p);
-  }
-  assert_int_equal(yjson_parse(bomb, strlen(bomb), &out, err, sizeof err), RIPPLE_EINVAL);
-  assert_non_null(strstr(err, "expands"));
-  /* A non-scalar key is an error, not a crash. */
-  const char *cplx = "? [a, b]\n: c\n";
-  assert_int_equal(yjson_parse(cplx, strlen(cplx), &out, err, sizeof err), RIPPLE_EINVAL);
-}
 
 static const char *write_file(const char *dir, const char *name, const char *text) {
   const char *path = test_path(dir, name);
@@ -212,13 +153,6 @@ static void test_step_checks(void **state) {
     assert_true(strlen(err) > 0);
     json_decref(s);
   }
-  int64_t ns = 0;
-  assert_int_equal(ripple_duration_parse("1.5m", &ns), RIPPLE_OK);
-  assert_int_equal(ns, 90000000000LL);
-  assert_int_equal(ripple_duration_parse("250ms", &ns), RIPPLE_OK);
-  assert_int_equal(ns, 250000000LL);
-  assert_int_equal(ripple_duration_parse("-1s", &ns), RIPPLE_EINVAL);
-  assert_int_equal(ripple_duration_parse("3 days", &ns), RIPPLE_EINVAL);
 }
 
 static void test_sampler(void **state) {
@@ -256,8 +190,6 @@ static void test_sampler(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_yjson_types),
-      cmocka_unit_test(test_yjson_documents_and_errors),
       cmocka_unit_test(test_scenario_params_and_runs),
       cmocka_unit_test(test_substitution_errors),
       cmocka_unit_test(test_step_checks),
