@@ -21,8 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ripplex/httpd.h"
 #include "loop.h"
+#include "ripplex/httpd.h"
+#include "ripplex/opt.h"
 #include "ripplex/sbuf.h"
 
 static void usage(FILE *f) {
@@ -54,81 +55,54 @@ typedef struct options {
   ripple_log_level_t level;
 } options_t;
 
-static int parse_listen(const char *v, options_t *o) {
-  const char *colon = strrchr(v, ':');
-  char *end = NULL;
-  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
-  if (!colon || (size_t)(colon - v) >= sizeof o->host || *end || end == colon + 1 || port > 65535)
-    return -1;
-  memcpy(o->host, v, (size_t)(colon - v));
-  o->host[colon - v] = '\0';
-  o->port = (uint16_t)port;
-  return 0;
-}
-
-static int parse_u32(const char *v, unsigned long min, unsigned long max, uint32_t *out) {
-  char *end;
-  errno = 0;
-  unsigned long n = strtoul(v, &end, 10);
-  if (end == v || *end || v[0] == '-' || errno || n < min || n > max) return -1;
+/* A number option into a uint32_t field. */
+static int u32_option(const char *v, unsigned long min, unsigned long max, uint32_t *out) {
+  unsigned long n;
+  if (opt_ulong(v, min, max, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
   *out = (uint32_t)n;
-  return 0;
+  return RIPPLE_OK;
 }
 
-/* One option with its value: 0 taken, -1 bad value, -2 unknown. */
-static int parse_option(options_t *o, const char *a, const char *v) {
-  uint32_t n;
-  if (!strcmp(a, "--name")) return o->g.name = v, 0;
-  if (!strcmp(a, "--listen")) return parse_listen(v, o);
-  if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, 0;
-  if (!strcmp(a, "--context")) return o->context = v, 0;
-  if (!strcmp(a, "--url")) return o->g.url = v, 0;
+/* One option with its value, or a flag (v NULL) (opt_cli_t.option). */
+static int parse_option(void *ud, const char *a, const char *v) {
+  options_t *o = ud;
+  if (!strcmp(a, "--allow-remote")) return o->g.allow_remote = 1, RIPPLE_OK;
+  if (!strcmp(a, "--name")) return o->g.name = v, RIPPLE_OK;
+  if (!strcmp(a, "--listen")) return opt_listen(v, o->host, sizeof o->host, &o->port);
+  if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, RIPPLE_OK;
+  if (!strcmp(a, "--context")) return o->context = v, RIPPLE_OK;
+  if (!strcmp(a, "--url")) return o->g.url = v, RIPPLE_OK;
   if (!strcmp(a, "--ca")) {
     free(o->ca);
     o->ca = NULL;
-    return sbuf_read_file(v, &o->ca) == RIPPLE_OK ? 0 : -1;
+    return opt_file("ripple-guard", v, &o->ca);
   }
-  if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level) ? -1 : 0;
-  if (!strcmp(a, "--interval")) return parse_u32(v, 10, 600000, &o->g.interval_ms);
-  if (!strcmp(a, "--probe-timeout")) return parse_u32(v, 10, 60000, &o->g.probe_timeout_ms);
-  if (!strcmp(a, "--resync")) return parse_u32(v, 100, 3600000, &o->g.resync_ms);
-  if (!strcmp(a, "--fail-after")) return parse_u32(v, 1, 1000, &n) ? -1 : (o->g.fail_after = n, 0);
-  if (!strcmp(a, "--recover-after"))
-    return parse_u32(v, 1, 1000, &n) ? -1 : (o->g.recover_after = n, 0);
-  return -2;
+  if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level);
+  if (!strcmp(a, "--interval")) return u32_option(v, 10, 600000, &o->g.interval_ms);
+  if (!strcmp(a, "--probe-timeout")) return u32_option(v, 10, 60000, &o->g.probe_timeout_ms);
+  if (!strcmp(a, "--resync")) return u32_option(v, 100, 3600000, &o->g.resync_ms);
+  if (!strcmp(a, "--fail-after")) return u32_option(v, 1, 1000, &o->g.fail_after);
+  if (!strcmp(a, "--recover-after")) return u32_option(v, 1, 1000, &o->g.recover_after);
+  return RIPPLE_ENOENT;
 }
 
-/* -1 to go on, or the exit status. */
-static int parse_args(int argc, char **argv, options_t *o) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout), 0;
-    if (!strcmp(a, "--allow-remote")) {
-      o->g.allow_remote = 1;
-      continue;
-    }
-    int rc = v ? parse_option(o, a, v) : -2;
-    if (rc == -2) {
-      fprintf(stderr, "ripple-guard: unknown option or missing value: %s\n", a);
-      usage(stderr);
-      return 2;
-    }
-    if (rc != 0) {
-      fprintf(stderr, "ripple-guard: bad value for %s: '%s'\n", a, v);
-      return 2;
-    }
-    i++;
-  }
+/* RIPPLE_OK to go on, or RIPPLE_ESTATE with the exit status. */
+static int parse_args(int argc, char **argv, options_t *o, int *status) {
+  static const char *const flags[] = {"--allow-remote", NULL};
+  opt_cli_t cli = {
+      .prog = "ripple-guard", .flags = flags, .option = parse_option, .usage = usage, .ud = o};
+  if (opt_parse(argc, argv, &cli, status) != RIPPLE_OK) return RIPPLE_ESTATE;
+  *status = 2;
   if (!o->g.name) {
     fprintf(stderr, "ripple-guard: --name MWC is required\n");
-    return 2;
+    return RIPPLE_ESTATE;
   }
   if (o->ca && !o->g.url) {
     fprintf(stderr, "ripple-guard: --ca goes with --url\n");
-    return 2;
+    return RIPPLE_ESTATE;
   }
   o->g.ca = o->ca;
-  return -1;
+  return RIPPLE_OK;
 }
 
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *type,
@@ -223,8 +197,8 @@ int main(int argc, char **argv) {
                        .resync_ms = 10000,
                        .fail_after = 2,
                        .recover_after = 3};
-  int rc = parse_args(argc, argv, &o);
-  if (rc < 0) {
+  int rc;
+  if (parse_args(argc, argv, &o, &rc) == RIPPLE_OK) {
     ripple_log_setup("guard", o.level, NULL, NULL);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     /* Signals are taken by sigtimedwait in the main thread only. */

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "http.h"
+#include "ripplex/opt.h"
 #include "server.h"
-#include "ripplex/sbuf.h"
 
 static void usage(FILE *f) {
   fprintf(
@@ -39,17 +39,10 @@ static void usage(FILE *f) {
       "  --log-level LEVEL        debug, info, warn, error (default info)\n");
 }
 
-static char *slurp(const char *path, const char *what) {
-  char *s = NULL;
-  if (sbuf_read_file(path, &s) != RIPPLE_OK)
-    fprintf(stderr, "ripple-server: cannot read %s %s: %s\n", what, path, strerror(errno));
-  return s;
-}
-
 /* One token per line; blank lines and lines starting with # are skipped. */
 static char **read_tokens(const char *path) {
-  char *text = slurp(path, "token file");
-  if (!text) return NULL;
+  char *text = NULL;
+  if (opt_file("ripple-server", path, &text) != RIPPLE_OK) return NULL;
   size_t n = 0;
   char **t = calloc(strlen(text) / 2 + 2, sizeof *t);
   for (char *save = NULL, *line = strtok_r(text, "\r\n", &save); t && line;
@@ -69,27 +62,6 @@ static char **read_tokens(const char *path) {
 static void free_tokens(char **t) {
   for (size_t i = 0; t && t[i]; i++) free(t[i]);
   free(t);
-}
-
-static int parse_duration(const char *s, int64_t *ns) {
-  char *end;
-  double v = strtod(s, &end);
-  int64_t unit = !strcmp(end, "s")   ? 1
-                 : !strcmp(end, "m") ? 60
-                 : !strcmp(end, "h") ? 3600
-                 : !strcmp(end, "d") ? 86400
-                                     : 0;
-  if (end == s || unit == 0 || v <= 0) return -1;
-  *ns = (int64_t)(v * (double)unit * 1e9);
-  return 0;
-}
-
-static int parse_size(const char *s, size_t *out) {
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s || *end || s[0] == '-') return -1;
-  *out = (size_t)v;
-  return 0;
 }
 
 /* Open, serve until SIGINT or SIGTERM, close. Returns the exit status. */
@@ -122,6 +94,7 @@ typedef struct options {
   http_opts_t ho;
   ripple_log_level_t level;
   char *cert, *key;
+  char host[64];
 } options_t;
 
 static void options_free(options_t *o) {
@@ -131,74 +104,60 @@ static void options_free(options_t *o) {
   free(o->key);
 }
 
-static int parse_listen(const char *v, http_opts_t *ho) {
-  static char host[64];
-  const char *colon = strrchr(v, ':');
-  char *end = NULL;
-  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
-  if (!colon || (size_t)(colon - v) >= sizeof host || *end || end == colon + 1 || port > 65535)
-    return -1;
-  memcpy(host, v, (size_t)(colon - v));
-  host[colon - v] = '\0';
-  ho->host = host;
-  ho->port = (uint16_t)port;
-  return 0;
+/* A file option: a repeated option replaces the earlier value. */
+static int file_option(char **slot, const char *path) {
+  free(*slot);
+  *slot = NULL;
+  return opt_file("ripple-server", path, slot);
 }
 
-/* One option with its value. 0 when taken, -1 for a bad value, -2 unknown. */
-static int parse_option(options_t *o, const char *a, const char *v) {
+static int tokens_option(char ***slot, const char *path) {
+  free_tokens(*slot);
+  return (*slot = read_tokens(path)) ? RIPPLE_OK : RIPPLE_EINVAL;
+}
+
+static int sync_option(srv_config_t *c, const char *v) {
+  if (strcmp(v, "full") != 0 && strcmp(v, "normal") != 0) return RIPPLE_EINVAL;
+  c->sync_full = strcmp(v, "full") == 0;
+  return RIPPLE_OK;
+}
+
+/* One option with its value (opt_cli_t.option). */
+static int parse_option(void *ud, const char *a, const char *v) {
+  options_t *o = ud;
   srv_config_t *c = &o->cfg;
   http_opts_t *ho = &o->ho;
-  if (!strcmp(a, "--listen")) return parse_listen(v, ho);
-  if (!strcmp(a, "--db")) return c->db_path = v, 0;
-  if (!strcmp(a, "--sync")) {
-    c->sync_full = strcmp(v, "full") == 0;
-    return strcmp(v, "normal") != 0 && !c->sync_full ? -1 : 0;
-  }
-  if (!strcmp(a, "--max-cpids")) return parse_size(v, &c->max_vertices);
-  if (!strcmp(a, "--max-age")) return parse_duration(v, &c->max_age_ns);
-  if (!strcmp(a, "--max-body")) return parse_size(v, &ho->max_body);
-  if (!strcmp(a, "--max-batch")) return parse_size(v, &c->limits.max_records);
-  if (!strcmp(a, "--max-connections")) return parse_size(v, &ho->max_connections);
+  if (!strcmp(a, "--listen")) return opt_listen(v, o->host, sizeof o->host, &ho->port);
+  if (!strcmp(a, "--db")) return c->db_path = v, RIPPLE_OK;
+  if (!strcmp(a, "--sync")) return sync_option(c, v);
+  if (!strcmp(a, "--max-cpids")) return opt_size(v, &c->max_vertices);
+  if (!strcmp(a, "--max-age")) return opt_duration(v, &c->max_age_ns);
+  if (!strcmp(a, "--max-body")) return opt_size(v, &ho->max_body);
+  if (!strcmp(a, "--max-batch")) return opt_size(v, &c->limits.max_records);
+  if (!strcmp(a, "--max-connections")) return opt_size(v, &ho->max_connections);
   if (!strcmp(a, "--query-limit"))
-    return parse_size(v, &c->query_limit) || !c->query_limit ? -1 : 0;
-  if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level) ? -1 : 0;
-  /* Files: a repeated option replaces the earlier value. */
-  if (!strcmp(a, "--writer-token-file"))
-    return free_tokens(ho->writer_tokens), (ho->writer_tokens = read_tokens(v)) ? 0 : -1;
-  if (!strcmp(a, "--reader-token-file"))
-    return free_tokens(ho->reader_tokens), (ho->reader_tokens = read_tokens(v)) ? 0 : -1;
-  if (!strcmp(a, "--tls-cert")) return free(o->cert), (o->cert = slurp(v, "certificate")) ? 0 : -1;
-  if (!strcmp(a, "--tls-key")) return free(o->key), (o->key = slurp(v, "key")) ? 0 : -1;
-  return -2;
+    return opt_size(v, &c->query_limit) || !c->query_limit ? RIPPLE_EINVAL : RIPPLE_OK;
+  if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level);
+  if (!strcmp(a, "--writer-token-file")) return tokens_option(&ho->writer_tokens, v);
+  if (!strcmp(a, "--reader-token-file")) return tokens_option(&ho->reader_tokens, v);
+  if (!strcmp(a, "--tls-cert")) return file_option(&o->cert, v);
+  if (!strcmp(a, "--tls-key")) return file_option(&o->key, v);
+  return RIPPLE_ENOENT;
 }
 
-/* -1 to go on and serve, or the exit status. */
-static int parse_args(int argc, char **argv, options_t *o) {
-  for (int i = 1; i < argc; i += 2) { /* every option takes a value */
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    int rc = v ? parse_option(o, a, v) : -2;
-    if (rc == -2) {
-      fprintf(stderr, "ripple-server: unknown option or missing value: %s\n", a);
-      usage(stderr);
-      return 2;
-    }
-    if (rc != 0) {
-      fprintf(stderr, "ripple-server: bad value for %s: '%s'\n", a, v);
-      return 2;
-    }
-  }
+/* RIPPLE_OK to go on and serve, or RIPPLE_ESTATE with the exit status. */
+static int parse_args(int argc, char **argv, options_t *o, int *status) {
+  opt_cli_t cli = {.prog = "ripple-server", .option = parse_option, .usage = usage, .ud = o};
+  if (opt_parse(argc, argv, &cli, status) != RIPPLE_OK) return RIPPLE_ESTATE;
   if (!o->cert != !o->key) {
     fprintf(stderr, "ripple-server: --tls-cert and --tls-key go together\n");
-    return 2;
+    *status = 2;
+    return RIPPLE_ESTATE;
   }
+  o->ho.host = o->host;
   o->ho.tls_cert = o->cert;
   o->ho.tls_key = o->key;
-  return -1;
+  return RIPPLE_OK;
 }
 
 int main(int argc, char **argv) {
@@ -209,9 +168,10 @@ int main(int argc, char **argv) {
               .limits =
                   {.max_records = 10000, .max_sources = 4096, .max_attrs = 64, .max_string = 4096}},
       .ho = {.host = "127.0.0.1", .port = 7480, .max_body = 16 << 20, .max_connections = 256},
-      .level = RIPPLE_LOG_INFO};
-  int rc = parse_args(argc, argv, &o);
-  if (rc < 0) {
+      .level = RIPPLE_LOG_INFO,
+      .host = "127.0.0.1"};
+  int rc;
+  if (parse_args(argc, argv, &o, &rc) == RIPPLE_OK) {
     ripple_log_setup("ripple-server", o.level, NULL, NULL);
     /* Signals are taken by sigwait in serve(); every other thread blocks them. */
     sigset_t sigs;

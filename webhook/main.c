@@ -20,8 +20,9 @@
 #include "cache.h"
 #include "http.h"
 #include "ripple/kube.h"
-#include "wh.h"
+#include "ripplex/opt.h"
 #include "ripplex/sbuf.h"
+#include "wh.h"
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -47,13 +48,6 @@ static void usage(FILE *f) {
           "  --log-level LEVEL         debug (a line per request), info, warn, error\n");
 }
 
-static char *slurp(const char *path) {
-  char *s = NULL;
-  if (sbuf_read_file(path, &s) != RIPPLE_OK)
-    fprintf(stderr, "ripple-webhook: cannot read %s: %s\n", path, strerror(errno));
-  return s;
-}
-
 typedef struct options {
   char host[64];
   uint16_t port;
@@ -67,18 +61,6 @@ typedef struct options {
   ripple_log_level_t level;
 } options_t;
 
-static int parse_listen(const char *v, options_t *o) {
-  const char *colon = strrchr(v, ':');
-  char *end = NULL;
-  unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
-  if (!colon || (size_t)(colon - v) >= sizeof o->host || *end || end == colon + 1 || port > 65535)
-    return -1;
-  memcpy(o->host, v, (size_t)(colon - v));
-  o->host[colon - v] = '\0';
-  o->port = (uint16_t)port;
-  return 0;
-}
-
 static int parse_exclude(const char *v, options_t *o) {
   free(o->exclude);
   if (!(o->exclude = strdup(v))) return -1;
@@ -91,70 +73,54 @@ static int parse_exclude(const char *v, options_t *o) {
   return 0;
 }
 
-static int parse_uint(const char *v, unsigned long max, unsigned long *out) {
-  char *end;
-  unsigned long n = strtoul(v, &end, 10);
-  if (end == v || *end || v[0] == '-' || n > max) return -1;
-  *out = n;
-  return 0;
+/* A file option: a repeated option replaces the earlier value. */
+static int file_option(char **slot, const char *path) {
+  free(*slot);
+  *slot = NULL;
+  return opt_file("ripple-webhook", path, slot);
 }
 
-/* One option with its value: 0 taken, -1 bad value, -2 unknown. */
-static int parse_option(options_t *o, const char *a, const char *v) {
+/* One option with its value, or a flag (v NULL) (opt_cli_t.option). */
+static int parse_option(void *ud, const char *a, const char *v) {
+  options_t *o = ud;
   unsigned long n;
-  if (!strcmp(a, "--listen")) return parse_listen(v, o);
-  if (!strcmp(a, "--tls-cert")) return free(o->cert), (o->cert = slurp(v)) ? 0 : -1;
-  if (!strcmp(a, "--tls-key")) return free(o->key), (o->key = slurp(v)) ? 0 : -1;
-  if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, 0;
-  if (!strcmp(a, "--context")) return o->context = v, 0;
-  if (!strcmp(a, "--trace-server")) return o->trace_server = v, 0;
-  if (!strcmp(a, "--namespace-exclude")) return parse_exclude(v, o);
-  if (!strcmp(a, "--controller-user")) return wh_users_add(&o->users, v) ? -1 : 0;
-  if (!strcmp(a, "--root-user")) return wh_users_add_root(&o->users, v) ? -1 : 0;
-  if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level) ? -1 : 0;
+  if (!strcmp(a, "--no-informers")) return o->no_informers = 1, RIPPLE_OK;
+  if (!strcmp(a, "--deployment-status-ctx")) return o->wo.deployment_status_ctx = 1, RIPPLE_OK;
+  if (!strcmp(a, "--listen")) return opt_listen(v, o->host, sizeof o->host, &o->port);
+  if (!strcmp(a, "--tls-cert")) return file_option(&o->cert, v);
+  if (!strcmp(a, "--tls-key")) return file_option(&o->key, v);
+  if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, RIPPLE_OK;
+  if (!strcmp(a, "--context")) return o->context = v, RIPPLE_OK;
+  if (!strcmp(a, "--trace-server")) return o->trace_server = v, RIPPLE_OK;
+  if (!strcmp(a, "--namespace-exclude")) return parse_exclude(v, o) ? RIPPLE_EINVAL : RIPPLE_OK;
+  if (!strcmp(a, "--controller-user")) return wh_users_add(&o->users, v);
+  if (!strcmp(a, "--root-user")) return wh_users_add_root(&o->users, v);
+  if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level);
   if (!strcmp(a, "--max-ancestors")) {
-    if (parse_uint(v, RIPPLE_ANC_MAX, &n)) return -1;
+    if (opt_ulong(v, 0, RIPPLE_ANC_MAX, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
     o->wo.max_ancestors = (uint32_t)n;
-    return 0;
+    return RIPPLE_OK;
   }
   if (!strcmp(a, "--max-body")) {
-    if (parse_uint(v, 1ul << 30, &n) || n < 4096) return -1;
+    if (opt_ulong(v, 4096, 1ul << 30, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
     o->max_body = n;
-    return 0;
+    return RIPPLE_OK;
   }
-  return -2;
+  return RIPPLE_ENOENT;
 }
 
-/* -1 to go on, or the exit status. */
-static int parse_args(int argc, char **argv, options_t *o) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) return usage(stdout), 0;
-    if (!strcmp(a, "--no-informers")) {
-      o->no_informers = 1;
-      continue;
-    }
-    if (!strcmp(a, "--deployment-status-ctx")) {
-      o->wo.deployment_status_ctx = 1;
-      continue;
-    }
-    int rc = v ? parse_option(o, a, v) : -2;
-    if (rc == -2) {
-      fprintf(stderr, "ripple-webhook: unknown option or missing value: %s\n", a);
-      usage(stderr);
-      return 2;
-    }
-    if (rc != 0) {
-      fprintf(stderr, "ripple-webhook: bad value for %s: '%s'\n", a, v);
-      return 2;
-    }
-    i++;
-  }
+/* RIPPLE_OK to go on, or RIPPLE_ESTATE with the exit status. */
+static int parse_args(int argc, char **argv, options_t *o, int *status) {
+  static const char *const flags[] = {"--no-informers", "--deployment-status-ctx", NULL};
+  opt_cli_t cli = {
+      .prog = "ripple-webhook", .flags = flags, .option = parse_option, .usage = usage, .ud = o};
+  if (opt_parse(argc, argv, &cli, status) != RIPPLE_OK) return RIPPLE_ESTATE;
   if (!o->cert != !o->key) {
     fprintf(stderr, "ripple-webhook: --tls-cert and --tls-key go together\n");
-    return 2;
+    *status = 2;
+    return RIPPLE_ESTATE;
   }
-  return -1;
+  return RIPPLE_OK;
 }
 
 typedef struct run {
@@ -290,8 +256,8 @@ int main(int argc, char **argv) {
   snprintf(o.host, sizeof o.host, "127.0.0.1");
   o.port = 8443;
   o.level = RIPPLE_LOG_INFO;
-  int rc = parse_exclude("ripple-system", &o) ? 1 : parse_args(argc, argv, &o);
-  if (rc < 0) {
+  int rc = 1;
+  if (parse_exclude("ripple-system", &o) == 0 && parse_args(argc, argv, &o, &rc) == RIPPLE_OK) {
     ripple_log_setup("webhook", o.level, NULL, NULL);
     if (!o.cert) ripple_log(RIPPLE_LOG_WARN, "plain_http", "hint=%s", "give --tls-cert/--tls-key");
     /* Signals are taken by sigwait in the main thread only. */

@@ -3,11 +3,12 @@
  * collide with the trace server's when both are scraped.
  */
 #include "metrics.h"
-#include "ripplex/sbuf.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "ripplex/prom.h"
+#include "ripplex/sbuf.h"
 
 /* Seconds; the target is p99 under 1 ms, so the buckets are fine below it. */
 static const double bounds[WH_HIST_BUCKETS] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
@@ -60,135 +61,110 @@ void wh_metrics_hop(wh_metrics_t *m, const char *component, const char *write, i
 }
 
 void wh_metrics_observe(wh_metrics_t *m, int64_t ns) {
-  double s = (double)ns / 1e9;
-  int b = 0;
-  while (b < WH_HIST_BUCKETS && s > bounds[b]) b++;
+  size_t b = prom_bucket(bounds, WH_HIST_BUCKETS, (double)ns / 1e9);
   atomic_fetch_add(&m->hist[b], 1);
   atomic_fetch_add(&m->hist_sum_ns, (uint64_t)(ns > 0 ? ns : 0));
   atomic_fetch_add(&m->hist_count, 1);
 }
 
-static void counter(sbuf_t *o, const char *name, const char *help, uint64_t v) {
-  sbuf_printf(o, "# HELP %s %s\n# TYPE %s counter\n%s %" PRIu64 "\n", name, help, name, name, v);
-}
-
-static void gauge(sbuf_t *o, const char *name, const char *help, uint64_t v) {
-  sbuf_printf(o, "# HELP %s %s\n# TYPE %s gauge\n%s %" PRIu64 "\n", name, help, name, name, v);
-}
-
 static void histogram(wh_metrics_t *m, sbuf_t *o) {
   const char *n = "ripple_webhook_request_duration_seconds";
-  sbuf_printf(o, "# HELP %s Time from the request's body to the answer (decision included).\n", n);
-  sbuf_printf(o, "# TYPE %s histogram\n", n);
-  uint64_t cum = 0;
-  for (int b = 0; b < WH_HIST_BUCKETS; b++) {
-    cum += atomic_load(&m->hist[b]);
-    sbuf_printf(o, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", n, bounds[b], cum);
-  }
-  cum += atomic_load(&m->hist[WH_HIST_BUCKETS]);
-  sbuf_printf(o, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", n, cum);
-  sbuf_printf(o, "%s_sum %.9f\n", n, (double)atomic_load(&m->hist_sum_ns) / 1e9);
-  sbuf_printf(o, "%s_count %" PRIu64 "\n", n, (uint64_t)atomic_load(&m->hist_count));
-}
-
-/* A label value in Prometheus' text format: \\, \" and \n escaped. */
-static void label(sbuf_t *o, const char *v) {
-  for (; *v; v++) {
-    if (*v == '\\' || *v == '"')
-      sbuf_putc(o, '\\'), sbuf_putc(o, *v);
-    else if (*v == '\n')
-      sbuf_puts(o, "\\n");
-    else
-      sbuf_putc(o, *v);
-  }
+  prom_family(o, n, "histogram", "Time from the request's body to the answer (decision included).");
+  uint64_t counts[WH_HIST_BUCKETS + 1];
+  for (int b = 0; b <= WH_HIST_BUCKETS; b++) counts[b] = atomic_load(&m->hist[b]);
+  prom_histogram(o, n, NULL,
+                 &(prom_hist_t){.bounds = bounds,
+                                .nbounds = WH_HIST_BUCKETS,
+                                .counts = counts,
+                                .sum = (double)atomic_load(&m->hist_sum_ns) / 1e9,
+                                .count = atomic_load(&m->hist_count)});
 }
 
 static void hop_labels(sbuf_t *o, const wh_hop_series_t *s) {
   sbuf_puts(o, "component=\"");
-  label(o, s->component);
+  prom_label_value(o, s->component);
   sbuf_puts(o, "\",write=\"");
-  label(o, s->write);
+  prom_label_value(o, s->write);
   sbuf_puts(o, "\"");
 }
 
 static void hops(wh_metrics_t *m, sbuf_t *o) {
   const char *n = "ripple_hop_seconds";
-  sbuf_printf(o,
-              "# HELP %s Time from a traced change's admission to a controller's write it "
-              "caused.\n# TYPE %s histogram\n",
-              n, n);
+  prom_family(o, n, "histogram",
+              "Time from a traced change's admission to a controller's write it caused.");
+  sbuf_t labels;
+  sbuf_init(&labels);
   for (size_t i = 0; i < WH_HOP_SERIES; i++) {
     wh_hop_series_t *s = &m->hops[i];
     pthread_mutex_lock(&m->hop_mu);
     int used = s->component[0] != '\0';
     pthread_mutex_unlock(&m->hop_mu);
     if (!used) continue;
-    uint64_t cum = 0;
-    for (int b = 0; b <= WH_HOP_BUCKETS; b++) {
-      cum += atomic_load(&s->b[b]);
-      sbuf_printf(o, "%s_bucket{", n);
-      hop_labels(o, s);
-      if (b < WH_HOP_BUCKETS)
-        sbuf_printf(o, ",le=\"%g\"} %" PRIu64 "\n", hop_bounds[b], cum);
-      else
-        sbuf_printf(o, ",le=\"+Inf\"} %" PRIu64 "\n", cum);
-    }
-    sbuf_printf(o, "%s_sum{", n);
-    hop_labels(o, s);
-    sbuf_printf(o, "} %.9f\n%s_count{", (double)atomic_load(&s->sum_ns) / 1e9, n);
-    hop_labels(o, s);
-    sbuf_printf(o, "} %" PRIu64 "\n", (uint64_t)atomic_load(&s->count));
+    uint64_t counts[WH_HOP_BUCKETS + 1];
+    for (int b = 0; b <= WH_HOP_BUCKETS; b++) counts[b] = atomic_load(&s->b[b]);
+    labels.len = 0;
+    hop_labels(&labels, s);
+    sbuf_putc(&labels, '\0');
+    if (labels.oom) break;
+    prom_histogram(o, n, labels.p,
+                   &(prom_hist_t){.bounds = hop_bounds,
+                                  .nbounds = WH_HOP_BUCKETS,
+                                  .counts = counts,
+                                  .sum = (double)atomic_load(&s->sum_ns) / 1e9,
+                                  .count = atomic_load(&s->count)});
   }
+  sbuf_free(&labels);
 }
 
 void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
-  counter(o, "ripple_webhook_requests_total", "Admission requests answered.",
-          atomic_load(&m->requests));
-  counter(o, "ripple_webhook_bad_requests_total",
-          "Request bodies refused (not an AdmissionReview).", atomic_load(&m->bad_requests));
-  counter(o, "ripple_webhook_skipped_total", "Writes excluded or not traceable.",
-          atomic_load(&m->skipped));
-  counter(o, "ripple_webhook_patched_total", "Answers that set a context (JSON Patch).",
-          atomic_load(&m->patched));
-  counter(o, "ripple_webhook_roots_total", "Root changes (writes by people or CI).",
-          atomic_load(&m->roots));
-  counter(o, "ripple_webhook_merges_total", "Merges that made a new CPID (a mergelog).",
-          atomic_load(&m->merges));
-  counter(o, "ripple_webhook_reused_total", "Merges answered by an existing CPID.",
-          atomic_load(&m->reused));
-  counter(o, "ripple_webhook_bad_annotations_total",
-          "Malformed context annotations on written objects, replaced.",
-          atomic_load(&m->bad_annotations));
-  counter(o, "ripple_webhook_related_bad_contexts_total",
-          "Malformed contexts on related objects, treated as absent.", g->tracer_bad_ctx);
-  counter(o, "ripple_webhook_spans_total", "Spans emitted.", atomic_load(&m->spans));
-  counter(o, "ripple_webhook_errors_total", "Internal failures (the write was allowed unchanged).",
-          atomic_load(&m->errors));
-  counter(o, "ripple_webhook_spontaneous_total",
-          "Controllers' writes with no traced source, made roots of their own.",
-          atomic_load(&m->spontaneous));
-  counter(o, "ripple_webhook_deletes_caused_total",
-          "Deletes traced under their cause's context (owner, namespace, deletion).",
-          atomic_load(&m->deletes_caused));
-  counter(o, "ripple_webhook_pending_resolved_total",
-          "Bindings whose span waited until the informer had their Pod.",
-          atomic_load(&m->pending_resolved));
-  counter(o, "ripple_webhook_pending_dropped_total",
-          "Bindings whose Pod never reached the informer in time (span not sent).",
-          atomic_load(&m->pending_dropped));
-  counter(o, "ripple_webhook_shipper_enqueued_total", "Records queued for the trace server.",
-          g->shipper_enqueued);
-  counter(o, "ripple_webhook_shipper_sent_total", "Records the trace server acknowledged.",
-          g->shipper_sent);
-  counter(o, "ripple_webhook_shipper_dropped_total", "Records dropped: the queue was full.",
-          g->shipper_dropped);
-  counter(o, "ripple_webhook_shipper_rejected_total", "Records the trace server refused.",
-          g->shipper_rejected);
-  gauge(o, "ripple_webhook_shipper_queued", "Records waiting to be sent.", g->shipper_queued);
-  gauge(o, "ripple_webhook_ready", "1 when every informer has synced.", (uint64_t)g->ready);
-  gauge(o, "ripple_webhook_informers", "Informers running.", g->informers);
-  gauge(o, "ripple_webhook_informer_objects", "Objects in the informers' caches.",
-        g->informer_objects);
+  prom_counter(o, "ripple_webhook_requests_total", "Admission requests answered.",
+               atomic_load(&m->requests));
+  prom_counter(o, "ripple_webhook_bad_requests_total",
+               "Request bodies refused (not an AdmissionReview).", atomic_load(&m->bad_requests));
+  prom_counter(o, "ripple_webhook_skipped_total", "Writes excluded or not traceable.",
+               atomic_load(&m->skipped));
+  prom_counter(o, "ripple_webhook_patched_total", "Answers that set a context (JSON Patch).",
+               atomic_load(&m->patched));
+  prom_counter(o, "ripple_webhook_roots_total", "Root changes (writes by people or CI).",
+               atomic_load(&m->roots));
+  prom_counter(o, "ripple_webhook_merges_total", "Merges that made a new CPID (a mergelog).",
+               atomic_load(&m->merges));
+  prom_counter(o, "ripple_webhook_reused_total", "Merges answered by an existing CPID.",
+               atomic_load(&m->reused));
+  prom_counter(o, "ripple_webhook_bad_annotations_total",
+               "Malformed context annotations on written objects, replaced.",
+               atomic_load(&m->bad_annotations));
+  prom_counter(o, "ripple_webhook_related_bad_contexts_total",
+               "Malformed contexts on related objects, treated as absent.", g->tracer_bad_ctx);
+  prom_counter(o, "ripple_webhook_spans_total", "Spans emitted.", atomic_load(&m->spans));
+  prom_counter(o, "ripple_webhook_errors_total",
+               "Internal failures (the write was allowed unchanged).", atomic_load(&m->errors));
+  prom_counter(o, "ripple_webhook_spontaneous_total",
+               "Controllers' writes with no traced source, made roots of their own.",
+               atomic_load(&m->spontaneous));
+  prom_counter(o, "ripple_webhook_deletes_caused_total",
+               "Deletes traced under their cause's context (owner, namespace, deletion).",
+               atomic_load(&m->deletes_caused));
+  prom_counter(o, "ripple_webhook_pending_resolved_total",
+               "Bindings whose span waited until the informer had their Pod.",
+               atomic_load(&m->pending_resolved));
+  prom_counter(o, "ripple_webhook_pending_dropped_total",
+               "Bindings whose Pod never reached the informer in time (span not sent).",
+               atomic_load(&m->pending_dropped));
+  prom_counter(o, "ripple_webhook_shipper_enqueued_total", "Records queued for the trace server.",
+               g->shipper_enqueued);
+  prom_counter(o, "ripple_webhook_shipper_sent_total", "Records the trace server acknowledged.",
+               g->shipper_sent);
+  prom_counter(o, "ripple_webhook_shipper_dropped_total", "Records dropped: the queue was full.",
+               g->shipper_dropped);
+  prom_counter(o, "ripple_webhook_shipper_rejected_total", "Records the trace server refused.",
+               g->shipper_rejected);
+  prom_gauge(o, "ripple_webhook_shipper_queued", "Records waiting to be sent.",
+             (double)g->shipper_queued);
+  prom_gauge(o, "ripple_webhook_ready", "1 when every informer has synced.", g->ready ? 1 : 0);
+  prom_gauge(o, "ripple_webhook_informers", "Informers running.", (double)g->informers);
+  prom_gauge(o, "ripple_webhook_informer_objects", "Objects in the informers' caches.",
+             (double)g->informer_objects);
   histogram(m, o);
   hops(m, o);
 }
