@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "ripplex/sbuf.h"
-#include "review.h"
 #include "rw_lab.h"
 #include "wh_lab.h"
 
