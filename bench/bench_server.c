@@ -219,7 +219,11 @@ static cost_t phase_store(const char *dir, int sync_full, dec_batch_t *batches) 
 }
 
 static cost_t phase_graph(dec_batch_t *batches) {
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  if (graph_new(&g) != RIPPLE_OK) {
+    fprintf(stderr, "bench_server: out of memory\n");
+    exit(1);
+  }
   uint64_t seq = 1;
   cost_t t0 = cost_start();
   for (int i = 0; i < BODIES; i++) {

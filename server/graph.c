@@ -183,9 +183,9 @@ static vid_t vertex_get(graph_t *g, const ripple_cpid_t *cpid, int64_t time) {
 
 /* ---- building ------------------------------------------------------------- */
 
-graph_t *graph_new(void) {
+int graph_new(graph_t **out) {
   graph_t *g = calloc(1, sizeof *g);
-  if (!g) return NULL;
+  if (!g) return RIPPLE_ENOMEM;
   pool_init(&g->v, sizeof(vertex_t), offsetof(vertex_t, in));
   pool_init(&g->e, sizeof(edge_t), offsetof(edge_t, next));
   pool_init(&g->s, sizeof(span_node_t), offsetof(span_node_t, next));
@@ -193,10 +193,11 @@ graph_t *graph_new(void) {
   g->slots = calloc(g->mask + 1, sizeof *g->slots);
   if (!g->slots) {
     free(g);
-    return NULL;
+    return RIPPLE_ENOMEM;
   }
   (void)rnd_bytes(&g->seed, sizeof g->seed);
-  return g;
+  *out = g;
+  return RIPPLE_OK;
 }
 
 void graph_free(graph_t *g) {

@@ -21,7 +21,8 @@
 typedef struct graph graph_t;
 typedef uint32_t vid_t; /* vertex id; 0 is never a vertex */
 
-graph_t *graph_new(void);
+/* An empty graph: RIPPLE_OK, or RIPPLE_ENOMEM. */
+int graph_new(graph_t **out);
 void graph_free(graph_t *g);
 
 /* Add a mergelog stored at row `seq`. Returns 1 if added, 0 if this CPID

@@ -63,14 +63,14 @@ static int rent_cmp(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-roots_t *roots_new(void) {
+int roots_new(roots_t **out) {
   roots_t *r = calloc(1, sizeof *r);
-  if (r) {
-    r->seed = 0x2545f4914f6cdd1dULL;
-    (void)rnd_bytes(&r->seed, sizeof r->seed); /* without it, a fixed seed still works */
-    r->bytes = sizeof *r;
-  }
-  return r;
+  if (!r) return RIPPLE_ENOMEM;
+  r->seed = 0x2545f4914f6cdd1dULL;
+  (void)rnd_bytes(&r->seed, sizeof r->seed); /* without it, a fixed seed still works */
+  r->bytes = sizeof *r;
+  *out = r;
+  return RIPPLE_OK;
 }
 
 static void obj_free(obj_t *o) {

@@ -27,7 +27,8 @@ typedef struct roots roots_t;
 /* Is the root stored at row seq, for cpid, still there? */
 typedef int (*roots_live_fn)(void *ud, uint64_t seq, const ripple_cpid_t *cpid);
 
-roots_t *roots_new(void);
+/* An empty index: RIPPLE_OK, or RIPPLE_ENOMEM. */
+int roots_new(roots_t **out);
 void roots_free(roots_t *r);
 
 /* Add the root of object uid (n bytes) stored at row seq. RIPPLE_ENOMEM or

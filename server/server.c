@@ -154,7 +154,7 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
   pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&s->lock, &a);
   pthread_rwlockattr_destroy(&a);
-  if (!(s->g = graph_new()) || !(s->roots = roots_new())) {
+  if (graph_new(&s->g) != RIPPLE_OK || roots_new(&s->roots) != RIPPLE_OK) {
     graph_free(s->g);
     s->g = NULL;
     snprintf(err, errcap, "out of memory");

@@ -118,7 +118,8 @@ static void assert_gone(const gone_log_t *l, const uint64_t *keys, const int *ha
 
 static void first_mergelog_wins(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   assert_non_null(g);
   ML(g, 1, 100, 2, 3);
   assert_int_equal(add_ml(g, 1, 200, (uint64_t[]){4}, 1), 0); /* a retry or a liar */
@@ -140,7 +141,8 @@ static void first_mergelog_wins(void **state) {
 
 static void self_and_duplicate_sources_ignored(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   ML(g, 1, 100, 1, 2, 2, 3, 2, 1);
   assert_int_equal(graph_vertices(g), 3);
   assert_int_equal(graph_edges(g), 2);
@@ -159,7 +161,8 @@ static void self_and_duplicate_sources_ignored(void **state) {
 
 static void spans_per_vertex(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   ripple_cpid_t c = C(7);
   uint64_t want[] = {502, 501, 500}; /* most recent first */
   for (int i = 0; i < 3; i++) assert_int_equal(graph_add_span(g, &c, 10 + i, 500 + i), RIPPLE_OK);
@@ -186,7 +189,8 @@ static void spans_per_vertex(void **state) {
 
 static void related_reach_and_limit(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   ML(g, 2, 10, 1); /* 1 -> 2 -> {3, 4}; 5 -> 6 elsewhere; 0 -> 1 above */
   ML(g, 3, 11, 2);
   ML(g, 4, 12, 2);
@@ -262,7 +266,8 @@ static void check_origins(const graph_t *g, uint64_t k, const uint64_t (*edges)[
 
 static void origins_paths(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   /* Diamond 1 -> {2, 3} -> 4 -> 5, with a short cut 1 -> 5 absent; and a
    * multi-root join 10, 11 -> 13; 13, 12 -> 14; and 20 -> 21 -> 22 -> 23 with
    * the short cut 20 -> 23. */
@@ -308,7 +313,8 @@ static void origins_paths(void **state) {
 
 static void origins_with_cycles(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   /* 30 -> 31 -> 32 -> 30, fed by the root 40 -> 30; and 50 <-> 51 alone. */
   static const uint64_t edges[][2] = {{30, 31}, {31, 32}, {32, 30}, {40, 30}, {50, 51}, {51, 50}};
   ML(g, 31, 1, 30);
@@ -332,7 +338,8 @@ static void origins_with_cycles(void **state) {
 
 static void expire_by_size(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   /* 1 (t1) -> 6 (t0, the oldest, but it has incoming edges) <- 2 (t2);
    * 6 -> 7 (t6); 3 (t3) alone with two spans; 4 (t10) -> 5 (t11). */
   ROOT(g, 1, 1);
@@ -376,7 +383,8 @@ static void expire_by_size(void **state) {
 
 static void expire_by_age(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   /* Roots 1 (t100), 2 (t300), 3 (t50), 4 (t400), 8 (t100); 1, 4 -> 5 (t50);
    * 2 -> 6 (t10); 8 -> 9 (t1000, young). Only spans: 10 (t199), 11 (t200). */
   ROOT(g, 1, 100);
@@ -411,7 +419,8 @@ static void expire_by_age(void **state) {
 
 static void expire_cycle_fallback(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   /* Two cycles, 1 (t1) <-> 4 (t4) and 2 (t2) <-> 3 (t3); 3 -> 5 (t0); a root 9. */
   ML(g, 4, 4, 1);
   ML(g, 1, 1, 4);
@@ -450,7 +459,8 @@ static void memory_per_vertex(void **state) {
   /* A chain 0 -> 1 -> ... and a fan 0 -> each of 1..BIG-1: the design bound of
    * under 100 bytes per vertex, all structures included. */
   for (int fan = 0; fan < 2; fan++) {
-    graph_t *g = graph_new();
+    graph_t *g = NULL;
+    assert_int_equal(graph_new(&g), RIPPLE_OK);
     for (uint64_t i = 1; i < BIG; i++) {
       ripple_cpid_t c = C(i), s = C(fan ? 0 : i - 1);
       assert_int_equal(graph_add_mergelog(g, &c, &s, 1, (int64_t)i, i), 1);
@@ -496,7 +506,8 @@ void *__wrap_calloc(size_t n, size_t m) {
 
 static void oom_keeps_edges_whole(void **state) {
   (void)state;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   /* Edges take two slots of a pool that grows by chunks of 65536 (slot 0 is
    * never used): after 32767 edges the next edge's out-slot is the chunk's
    * last, and its in-slot needs a new chunk. */

@@ -69,7 +69,8 @@ static void churn_gone(void *ud, const ripple_cpid_t *cpid, uint64_t seq) {
 static void index_churn(void **state) {
   (void)state;
   uint64_t s = 0x5eed;
-  graph_t *g = graph_new();
+  graph_t *g = NULL;
+  assert_int_equal(graph_new(&g), RIPPLE_OK);
   memset(churn_in, 0, sizeof churn_in);
   size_t live = 0;
   for (int round = 0; round < 1000; round++) {
@@ -376,7 +377,8 @@ static void random_against_model(void **state) {
   (void)state;
   for (uint64_t seed = 1; seed <= 300; seed++) {
     model_t *m = calloc(1, sizeof *m);
-    graph_t *g = graph_new();
+    graph_t *g = NULL;
+    assert_int_equal(graph_new(&g), RIPPLE_OK);
     assert_non_null(m);
     assert_non_null(g);
     m->seed = seed;

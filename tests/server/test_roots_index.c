@@ -43,7 +43,8 @@ static void expect(const roots_t *r, const char *uid, uint64_t mod, size_t max,
 
 static void test_order_and_filter(void **state) {
   (void)state;
-  roots_t *r = roots_new();
+  roots_t *r = NULL;
+  assert_int_equal(roots_new(&r), RIPPLE_OK);
   assert_non_null(r);
   expect(r, "a", 0, 10, NULL, 0); /* empty */
   size_t m0 = roots_memory(r);
@@ -98,7 +99,8 @@ static void test_many_objects(void **state) {
   (void)state;
   enum { OBJS = 3000, ROOTS = 20000 };
   uint64_t seed = 0x5eed1234abcdULL, s = seed;
-  roots_t *r = roots_new();
+  roots_t *r = NULL;
+  assert_int_equal(roots_new(&r), RIPPLE_OK);
   assert_non_null(r);
   static int64_t at[ROOTS + 1];
   static uint32_t owner[ROOTS + 1];
