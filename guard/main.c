@@ -203,11 +203,7 @@ int main(int argc, char **argv) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     /* Signals are taken by sigtimedwait in the main thread only. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    httpd_signals(&sigs);
     rc = serve(&o, &sigs);
     curl_global_cleanup();
   }

@@ -11,11 +11,11 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
+#include <time.h>
 
-#include "ripplex/httpd.h"
 #include "ripplex/clock.h"
+#include "ripplex/httpd.h"
 #include "ripplex/sbuf.h"
 
 struct http {
@@ -25,22 +25,10 @@ struct http {
   atomic_uint_fast64_t connections;
 };
 
-typedef struct req {
-  sbuf_t body;
-  int too_big;
-  int64_t start;
-} req_t;
-
+/* The server's answers are sbuf documents. */
 static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *type,
-                                sbuf_t *b) {
-  struct MHD_Response *r =
-      MHD_create_response_from_buffer(b->len, b->p ? b->p : (char *)"", MHD_RESPMEM_MUST_COPY);
-  if (!r) return MHD_NO;
-  MHD_add_response_header(r, "Content-Type", type);
-  MHD_add_response_header(r, "Cache-Control", "no-store");
-  enum MHD_Result rc = MHD_queue_response(c, status, r);
-  MHD_destroy_response(r);
-  return rc;
+                                const sbuf_t *b) {
+  return httpd_send(c, status, type, b->p, b->len);
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, long index,
@@ -97,7 +85,7 @@ static int arg_time(struct MHD_Connection *c, const char *k, int64_t *out) {
 }
 
 static enum MHD_Result handle_ingest(http_t *h, struct MHD_Connection *c, dec_kind_t kind,
-                                     req_t *r) {
+                                     httpd_req_t *r) {
   if (r->too_big) {
     atomic_fetch_add(&h->srv->m.rejected[kind == DEC_MERGELOGS ? 0 : 1], 1);
     char msg[96];
@@ -210,7 +198,7 @@ static const char *unknown_path_message(const char *url) {
 }
 
 static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *url,
-                             const char *method, req_t *r, int *which) {
+                             const char *method, httpd_req_t *r, int *which) {
   int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
   sbuf_t b;
   *which = ROUTE_OTHER;
@@ -271,38 +259,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *size, void **con_cls) {
   (void)version;
   http_t *h = cls;
-  req_t *r = *con_cls;
-  if (!r) { /* headers only so far */
-    if (!(r = calloc(1, sizeof *r))) return MHD_NO;
-    r->start = mono_ns();
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    if (cl && strtoull(cl, NULL, 10) > h->o.max_body) r->too_big = 1;
-    *con_cls = r;
-    return MHD_YES;
-  }
-  if (*size) { /* a piece of the body */
-    if (!r->too_big && r->body.len + *size > h->o.max_body) {
-      r->too_big = 1;
-      sbuf_free(&r->body);
-    }
-    if (!r->too_big) sbuf_put(&r->body, data, *size);
-    if (r->body.oom) r->too_big = 1;
-    *size = 0;
-    return MHD_YES;
-  }
+  httpd_req_t *r = NULL;
+  int rc = httpd_req_feed(c, con_cls, data, size, h->o.max_body, &r);
+  if (rc <= 0) return rc == 0 ? MHD_YES : MHD_NO;
   int which;
-  enum MHD_Result rc = route(h, c, url, method, r, &which);
-  metrics_observe(&h->srv->m, which, mono_ns() - r->start);
-  return rc;
-}
-
-static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                         enum MHD_RequestTerminationCode toe) {
-  (void)cls, (void)c, (void)toe;
-  req_t *r = *con_cls;
-  if (r) sbuf_free(&r->body);
-  free(r);
-  *con_cls = NULL;
+  enum MHD_Result ans = route(h, c, url, method, r, &which);
+  metrics_observe(&h->srv->m, which, mono_ns() - r->start_ns);
+  return ans;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
@@ -327,7 +290,7 @@ int http_start(srv_t *srv, const http_opts_t *o, http_t **out, char *err, size_t
                      .max_connections = (unsigned)o->max_connections,
                      .timeout_s = 30,
                      .on_request = on_request,
-                     .on_completed = on_completed,
+                     .on_completed = httpd_req_done,
                      .on_connection = on_connection,
                      .cls = h};
   int rc = httpd_start(&ho, &h->d, &h->o.port, err, errcap);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "ripplex/httpd.h"
 #include "ripplex/opt.h"
 #include "server.h"
 
@@ -175,11 +176,7 @@ int main(int argc, char **argv) {
     ripple_log_setup("ripple-server", o.level, NULL, NULL);
     /* Signals are taken by sigwait in serve(); every other thread blocks them. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    httpd_signals(&sigs);
     rc = serve(&o.cfg, &o.ho, &sigs);
   }
   options_free(&o);

@@ -21,35 +21,18 @@ struct wh_http {
   wh_http_opts_t o;
 };
 
-typedef struct req {
-  sbuf_t body;
-  int too_big;
-} req_t;
-
-static enum MHD_Result send_buf(struct MHD_Connection *c, unsigned status, const char *type,
-                                const char *p, size_t len) {
-  struct MHD_Response *r =
-      MHD_create_response_from_buffer(len, (void *)(p ? p : ""), MHD_RESPMEM_MUST_COPY);
-  if (!r) return MHD_NO;
-  MHD_add_response_header(r, "Content-Type", type);
-  MHD_add_response_header(r, "Cache-Control", "no-store");
-  enum MHD_Result rc = MHD_queue_response(c, status, r);
-  MHD_destroy_response(r);
-  return rc;
-}
-
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *msg) {
   sbuf_t b;
   sbuf_init(&b);
   sbuf_puts(&b, "{\"error\":");
   sbuf_json_str(&b, msg);
   sbuf_puts(&b, "}");
-  enum MHD_Result rc = send_buf(c, status, "application/json", b.p, b.len);
+  enum MHD_Result rc = httpd_send(c, status, "application/json", b.p, b.len);
   sbuf_free(&b);
   return rc;
 }
 
-static enum MHD_Result handle_mutate(wh_http_t *h, struct MHD_Connection *c, req_t *r) {
+static enum MHD_Result handle_mutate(wh_http_t *h, struct MHD_Connection *c, httpd_req_t *r) {
   if (r->too_big) {
     atomic_fetch_add(&wh_metrics(h->o.engine)->bad_requests, 1);
     char msg[128];
@@ -60,25 +43,26 @@ static enum MHD_Result handle_mutate(wh_http_t *h, struct MHD_Connection *c, req
   sbuf_t out;
   sbuf_init(&out);
   int status = wh_handle(h->o.engine, r->body.p ? r->body.p : "", r->body.len, &out);
-  enum MHD_Result rc = out.oom ? send_error(c, 500, "out of memory")
-                               : send_buf(c, (unsigned)status, "application/json", out.p, out.len);
+  enum MHD_Result rc = out.oom
+                           ? send_error(c, 500, "out of memory")
+                           : httpd_send(c, (unsigned)status, "application/json", out.p, out.len);
   sbuf_free(&out);
   return rc;
 }
 
 static enum MHD_Result route(wh_http_t *h, struct MHD_Connection *c, const char *url,
-                             const char *method, req_t *r) {
+                             const char *method, httpd_req_t *r) {
   int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
   if (!strcmp(url, "/mutate")) {
     if (!post) return send_error(c, 405, "POST an AdmissionReview (admission.k8s.io/v1)");
     return handle_mutate(h, c, r);
   }
   if (!get) return send_error(c, 404, "no such endpoint; POST /mutate");
-  if (!strcmp(url, "/healthz")) return send_buf(c, 200, "text/plain", "ok\n", 3);
+  if (!strcmp(url, "/healthz")) return httpd_send(c, 200, "text/plain", "ok\n", 3);
   if (!strcmp(url, "/readyz")) {
     if (h->o.ready && !h->o.ready(h->o.ud))
       return send_error(c, 503, "not ready: the informers have not synced yet");
-    return send_buf(c, 200, "text/plain", "ok\n", 3);
+    return httpd_send(c, 200, "text/plain", "ok\n", 3);
   }
   if (!strcmp(url, "/metrics")) {
     wh_gauges_t g;
@@ -88,7 +72,7 @@ static enum MHD_Result route(wh_http_t *h, struct MHD_Connection *c, const char 
     sbuf_init(&b);
     wh_metrics_write(wh_metrics(h->o.engine), &g, &b);
     enum MHD_Result rc = b.oom ? send_error(c, 500, "out of memory")
-                               : send_buf(c, 200, "text/plain; version=0.0.4", b.p, b.len);
+                               : httpd_send(c, 200, "text/plain; version=0.0.4", b.p, b.len);
     sbuf_free(&b);
     return rc;
   }
@@ -100,34 +84,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *size, void **con_cls) {
   (void)version;
   wh_http_t *h = cls;
-  req_t *r = *con_cls;
-  if (!r) { /* headers only so far */
-    if (!(r = calloc(1, sizeof *r))) return MHD_NO;
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    if (cl && strtoull(cl, NULL, 10) > h->o.max_body) r->too_big = 1;
-    *con_cls = r;
-    return MHD_YES;
-  }
-  if (*size) { /* a piece of the body */
-    if (!r->too_big && r->body.len + *size > h->o.max_body) {
-      r->too_big = 1;
-      sbuf_free(&r->body);
-    }
-    if (!r->too_big) sbuf_put(&r->body, data, *size);
-    if (r->body.oom) r->too_big = 1;
-    *size = 0;
-    return MHD_YES;
-  }
+  httpd_req_t *r = NULL;
+  int rc = httpd_req_feed(c, con_cls, data, size, h->o.max_body, &r);
+  if (rc <= 0) return rc == 0 ? MHD_YES : MHD_NO;
   return route(h, c, url, method, r);
-}
-
-static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                         enum MHD_RequestTerminationCode toe) {
-  (void)cls, (void)c, (void)toe;
-  req_t *r = *con_cls;
-  if (r) sbuf_free(&r->body);
-  free(r);
-  *con_cls = NULL;
 }
 
 int wh_http_start(const wh_http_opts_t *o, wh_http_t **out, char *err, size_t errcap) {
@@ -144,7 +104,7 @@ int wh_http_start(const wh_http_opts_t *o, wh_http_t **out, char *err, size_t er
                      .max_connections = (unsigned)h->o.max_connections,
                      .timeout_s = 60,
                      .on_request = on_request,
-                     .on_completed = on_completed,
+                     .on_completed = httpd_req_done,
                      .cls = h};
   int rc = httpd_start(&ho, &h->d, &h->o.port, err, errcap);
   if (rc != RIPPLE_OK) {

@@ -20,6 +20,7 @@
 #include "cache.h"
 #include "http.h"
 #include "ripple/kube.h"
+#include "ripplex/httpd.h"
 #include "ripplex/opt.h"
 #include "ripplex/sbuf.h"
 #include "wh.h"
@@ -63,14 +64,14 @@ typedef struct options {
 
 static int parse_exclude(const char *v, options_t *o) {
   free(o->exclude);
-  if (!(o->exclude = strdup(v))) return -1;
+  if (!(o->exclude = strdup(v))) return RIPPLE_ENOMEM;
   o->wo.nexclude_ns = 0;
   for (char *save = NULL, *t = strtok_r(o->exclude, ",", &save); t;
        t = strtok_r(NULL, ",", &save)) {
-    if (o->wo.nexclude_ns == WH_EXCLUDE_MAX) return -1;
+    if (o->wo.nexclude_ns == WH_EXCLUDE_MAX) return RIPPLE_ERANGE;
     o->wo.exclude_ns[o->wo.nexclude_ns++] = t;
   }
-  return 0;
+  return RIPPLE_OK;
 }
 
 /* A file option: a repeated option replaces the earlier value. */
@@ -92,7 +93,7 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, RIPPLE_OK;
   if (!strcmp(a, "--context")) return o->context = v, RIPPLE_OK;
   if (!strcmp(a, "--trace-server")) return o->trace_server = v, RIPPLE_OK;
-  if (!strcmp(a, "--namespace-exclude")) return parse_exclude(v, o) ? RIPPLE_EINVAL : RIPPLE_OK;
+  if (!strcmp(a, "--namespace-exclude")) return parse_exclude(v, o);
   if (!strcmp(a, "--controller-user")) return wh_users_add(&o->users, v);
   if (!strcmp(a, "--root-user")) return wh_users_add_root(&o->users, v);
   if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level);
@@ -186,7 +187,7 @@ static int start_cache(const options_t *o, ripple_kube_client_t **client, run_t 
   char err[512];
   if (ripple_kube_config_load(&co, &cfg, err, sizeof err) != RIPPLE_OK) {
     fprintf(stderr, "ripple-webhook: %s\n", err);
-    return -1;
+    return RIPPLE_EINVAL;
   }
   int rc = ripple_kube_client_new(cfg, NULL, client);
   ripple_kube_config_free(cfg);
@@ -196,9 +197,9 @@ static int start_cache(const options_t *o, ripple_kube_client_t **client, run_t 
     snprintf(err, sizeof err, "%s", ripple_kube_strerror(rc));
   if (rc != RIPPLE_OK) {
     fprintf(stderr, "ripple-webhook: %s\n", err);
-    return -1;
+    return rc;
   }
-  return 0;
+  return RIPPLE_OK;
 }
 
 static int serve(options_t *o, const sigset_t *sigs) {
@@ -209,7 +210,7 @@ static int serve(options_t *o, const sigset_t *sigs) {
   ripple_kube_client_t *client = NULL;
   int status = 1;
   char err[512];
-  if (!o->no_informers && start_cache(o, &client, &r)) goto done;
+  if (!o->no_informers && start_cache(o, &client, &r) != RIPPLE_OK) goto done;
   if (o->trace_server) {
     ripple_shipper_opts_t so = {.url = o->trace_server};
     if (ripple_shipper_new(&so, &r.shipper) != RIPPLE_OK) {
@@ -257,16 +258,13 @@ int main(int argc, char **argv) {
   o.port = 8443;
   o.level = RIPPLE_LOG_INFO;
   int rc = 1;
-  if (parse_exclude("ripple-system", &o) == 0 && parse_args(argc, argv, &o, &rc) == RIPPLE_OK) {
+  if (parse_exclude("ripple-system", &o) == RIPPLE_OK &&
+      parse_args(argc, argv, &o, &rc) == RIPPLE_OK) {
     ripple_log_setup("webhook", o.level, NULL, NULL);
     if (!o.cert) ripple_log(RIPPLE_LOG_WARN, "plain_http", "hint=%s", "give --tls-cert/--tls-key");
     /* Signals are taken by sigwait in the main thread only. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    httpd_signals(&sigs);
     rc = serve(&o, &sigs);
   }
   free(o.cert);

@@ -26,11 +26,11 @@ static int opt_object(const json_t *req, const char *key, const json_t **out) {
   const json_t *v = json_object_get(req, key);
   if (!v || json_is_null(v)) {
     *out = NULL;
-    return 0;
+    return RIPPLE_OK;
   }
-  if (!json_is_object(v)) return -1;
+  if (!json_is_object(v)) return RIPPLE_EJSON;
   *out = v;
-  return 0;
+  return RIPPLE_OK;
 }
 
 static int parse_op(const char *s, wh_op_t *op) {
@@ -42,8 +42,8 @@ static int parse_op(const char *s, wh_op_t *op) {
              {"DELETE", WH_OP_DELETE},
              {"CONNECT", WH_OP_CONNECT}};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-    if (!strcmp(s, ops[i].name)) return *op = ops[i].op, 0;
-  return -1;
+    if (!strcmp(s, ops[i].name)) return *op = ops[i].op, RIPPLE_OK;
+  return RIPPLE_EINVAL;
 }
 
 /* The string members of "request"; returns a message or NULL. */

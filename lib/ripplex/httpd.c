@@ -5,9 +5,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "ripple/ripple.h"
+#include "ripplex/clock.h"
 
 static void no_connection_hook(void *cls, struct MHD_Connection *c, void **socket_ctx,
                                enum MHD_ConnectionNotificationCode code) {
@@ -48,4 +51,58 @@ int httpd_start(const httpd_opts_t *o, struct MHD_Daemon **out, uint16_t *port, 
   if (port) *port = info ? info->port : o->port;
   *out = d;
   return RIPPLE_OK;
+}
+
+int httpd_req_feed(struct MHD_Connection *c, void **con_cls, const char *data, size_t *size,
+                   size_t max_body, httpd_req_t **out) {
+  httpd_req_t *r = *con_cls;
+  if (!r) { /* headers only so far */
+    if (!(r = calloc(1, sizeof *r))) return RIPPLE_ENOMEM;
+    r->start_ns = mono_ns();
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > max_body) r->too_big = 1;
+    *con_cls = r;
+    return 0;
+  }
+  if (*size) { /* a piece of the body */
+    if (!r->too_big && r->body.len + *size > max_body) {
+      r->too_big = 1;
+      sbuf_free(&r->body);
+    }
+    if (!r->too_big) sbuf_put(&r->body, data, *size);
+    if (r->body.oom) r->too_big = 1;
+    *size = 0;
+    return 0;
+  }
+  *out = r;
+  return 1;
+}
+
+void httpd_req_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                    enum MHD_RequestTerminationCode toe) {
+  (void)cls, (void)c, (void)toe;
+  httpd_req_t *r = *con_cls;
+  if (r) sbuf_free(&r->body);
+  free(r);
+  *con_cls = NULL;
+}
+
+enum MHD_Result httpd_send(struct MHD_Connection *c, unsigned status, const char *type,
+                           const char *p, size_t len) {
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(len, (void *)(p ? p : ""), MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", type);
+  MHD_add_response_header(r, "Cache-Control", "no-store");
+  enum MHD_Result rc = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return rc;
+}
+
+void httpd_signals(sigset_t *sigs) {
+  sigemptyset(sigs);
+  sigaddset(sigs, SIGINT);
+  sigaddset(sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, sigs, NULL);
+  signal(SIGPIPE, SIG_IGN);
 }
