@@ -7,32 +7,32 @@
  * A kubeconfig is outside input: a YAML or base64 error, a field of the
  * wrong type or a missing file gives RIPPLE_KUBE_ECONFIG and a message that
  * names the file and the field, never a crash. Fields we do not know are
- * ignored, as kubectl ignores them.
+ * ignored, as kubectl ignores them. Files are read by yjson (ripple's one
+ * YAML reader, which bounds aliases and nesting) and walked as JSON.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <yaml.h>
 
 #include "config_util.h"
 #include "kube_internal.h"
 #include "ripplex/sbuf.h"
+#include "ripplex/yjson.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define EXEC_V1 "client.authentication.k8s.io/v1"
 #define EXEC_V1BETA1 "client.authentication.k8s.io/v1beta1"
-#define YAML_JSON_NODES 10000 /* an alias bomb in an extension must not explode */
-#define YAML_JSON_DEPTH 64
+#define EXEC_EXT_NODES 10000 /* the exec extension goes into one environment variable */
 
 typedef struct kfile {
   char *path; /* absolute, as client-go makes it before resolving relative paths */
   char *dir;
-  yaml_document_t doc;
-  int have_doc;
+  json_t *docs; /* the file's documents as yjson reads them; kubectl uses the first */
 } kfile_t;
 
 /* One named cluster, user or context: the mapping under its cluster:/user:/
@@ -40,7 +40,7 @@ typedef struct kfile {
 typedef struct kentry {
   const char *name;
   kfile_t *file;
-  yaml_node_t *node;
+  json_t *node;
 } kentry_t;
 
 typedef struct klist {
@@ -57,8 +57,8 @@ typedef struct loader {
   char scope[512];     /* "kubeconfig /x: user \"bob\"", the prefix of messages */
   char *err;
   size_t errcap;
-  yaml_node_t *exec_ext; /* the cluster's client.authentication.k8s.io/exec extension */
-  kfile_t *exec_ext_file;
+  json_t *exec_ext; /* the cluster's client.authentication.k8s.io/exec extension */
+  json_t *texts;    /* numbers and booleans read as text, kept as long as the loader */
 } loader_t;
 
 /* ---- errors --------------------------------------------------------------- */
@@ -89,43 +89,49 @@ static void set_scope(loader_t *ld, const char *kind, const kentry_t *e) {
   snprintf(ld->scope, sizeof ld->scope, "kubeconfig %s: %s \"%s\"", e->file->path, kind, e->name);
 }
 
-/* ---- YAML access ------------------------------------------------------------ */
+/* ---- fields ------------------------------------------------------------------ */
 
-static yaml_node_t *ynode(kfile_t *f, int idx) { return yaml_document_get_node(&f->doc, idx); }
-
-static int ynull(const yaml_node_t *n) {
-  if (!n) return 1;
-  if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return 0;
-  const char *v = (const char *)n->data.scalar.value;
-  return !*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL");
+/* The value of key in a mapping; NULL when absent or null, which Go's zero
+ * value makes the same thing (and when map is not a mapping). */
+static json_t *yget(const json_t *map, const char *key) {
+  json_t *v = json_object_get(map, key);
+  return json_is_null(v) ? NULL : v;
 }
 
-static yaml_node_t *yget(kfile_t *f, yaml_node_t *map, const char *key) {
-  if (!map || map->type != YAML_MAPPING_NODE) return NULL;
-  for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-    yaml_node_t *k = ynode(f, p->key);
-    if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key)) {
-      yaml_node_t *v = ynode(f, p->value);
-      return ynull(v) ? NULL : v;
-    }
-  }
-  return NULL;
+static int yscalar(const json_t *v) { return v && !json_is_object(v) && !json_is_array(v); }
+
+/* The text of a scalar (kube_json_text), valid as long as the loader: yjson
+ * types plain scalars, the fields here are strings. *out NULL for a mapping
+ * or a list; RIPPLE_ENOMEM. */
+static int ytext(loader_t *ld, const json_t *v, const char **out) {
+  char buf[YJSON_TEXT_MAX];
+  const char *t = yjson_text(v, buf);
+  *out = t;
+  if (t != buf) return RIPPLE_OK;
+  json_t *s = json_string(buf);
+  if (!ld->texts) ld->texts = json_array();
+  if (!s || json_array_append_new(ld->texts, s) != 0) return RIPPLE_ENOMEM;
+  *out = json_string_value(s);
+  return RIPPLE_OK;
 }
 
 /* A string field of the entry in scope; *out NULL when absent, null or "",
  * which Go's zero value makes the same thing. */
-static int ystr(loader_t *ld, yaml_node_t *map, const char *key, const char **out) {
+static int ystr(loader_t *ld, const json_t *map, const char *key, const char **out) {
   *out = NULL;
-  yaml_node_t *n = yget(ld->scope_file, map, key);
+  json_t *n = yget(map, key);
   if (!n) return RIPPLE_OK;
-  if (n->type != YAML_SCALAR_NODE) return sfail(ld, "%s: expected a string", key);
-  const char *v = (const char *)n->data.scalar.value;
+  if (!yscalar(n)) return sfail(ld, "%s: expected a string", key);
+  const char *v;
+  if (ytext(ld, n, &v) != RIPPLE_OK) return sfail(ld, "%s: out of memory", key);
   *out = *v ? v : NULL;
   return RIPPLE_OK;
 }
 
 /* YAML 1.1 booleans, as the Go YAML library kubectl uses accepts them. */
-static int ybool(loader_t *ld, yaml_node_t *map, const char *key, int *out) {
+static int ybool(loader_t *ld, const json_t *map, const char *key, int *out) {
+  json_t *n = yget(map, key);
+  if (json_is_boolean(n)) return *out = json_is_true(n), RIPPLE_OK;
   const char *v;
   int rc = ystr(ld, map, key, &v);
   if (rc != RIPPLE_OK || !v) {
@@ -143,7 +149,7 @@ static int ybool(loader_t *ld, yaml_node_t *map, const char *key, int *out) {
 }
 
 /* A []byte field (base64) or the file named by its path twin. */
-static int yblob(loader_t *ld, yaml_node_t *map, const char *datakey, const char *filekey,
+static int yblob(loader_t *ld, const json_t *map, const char *datakey, const char *filekey,
                  char **out) {
   const char *data, *path;
   int rc = ystr(ld, map, datakey, &data);
@@ -167,7 +173,7 @@ static int yblob(loader_t *ld, yaml_node_t *map, const char *datakey, const char
 
 /* ---- reading files ---------------------------------------------------------- */
 
-static int klist_add(klist_t *l, const char *name, kfile_t *f, yaml_node_t *node) {
+static int klist_add(klist_t *l, const char *name, kfile_t *f, json_t *node) {
   if (l->n == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 8;
     kentry_t *v = realloc(l->v, cap * sizeof *v);
@@ -186,23 +192,23 @@ static kentry_t *klist_find(const klist_t *l, size_t from, const char *name) {
 
 /* clusters:, users: or contexts: of one file. The first file to define a name
  * wins; a name twice in one file is an error, as in client-go. */
-static int collect(loader_t *ld, kfile_t *f, yaml_node_t *root, const char *listkey,
+static int collect(loader_t *ld, kfile_t *f, const json_t *root, const char *listkey,
                    const char *itemkey, klist_t *l) {
-  yaml_node_t *seq = yget(f, root, listkey);
+  json_t *seq = yget(root, listkey);
   if (!seq) return RIPPLE_OK;
-  if (seq->type != YAML_SEQUENCE_NODE)
-    return lfail(ld, "kubeconfig %s: %s: expected a list", f->path, listkey);
-  size_t first = l->n, i = 0;
-  for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
-       it++, i++) {
-    yaml_node_t *item = ynode(f, *it);
-    yaml_node_t *name = yget(f, item, "name");
-    if (!item || item->type != YAML_MAPPING_NODE || !name || name->type != YAML_SCALAR_NODE)
+  if (!json_is_array(seq)) return lfail(ld, "kubeconfig %s: %s: expected a list", f->path, listkey);
+  size_t first = l->n, i;
+  json_t *item;
+  json_array_foreach(seq, i, item) {
+    json_t *name = yget(item, "name");
+    const char *nm = NULL;
+    if (json_is_object(item) && ytext(ld, name, &nm) != RIPPLE_OK)
+      return lfail(ld, "out of memory");
+    if (!nm)
       return lfail(ld, "kubeconfig %s: %s[%zu]: expected a mapping with a name", f->path, listkey,
                    i);
-    const char *nm = (const char *)name->data.scalar.value;
-    yaml_node_t *body = yget(f, item, itemkey);
-    if (body && body->type != YAML_MAPPING_NODE)
+    json_t *body = yget(item, itemkey);
+    if (body && !json_is_object(body))
       return lfail(ld, "kubeconfig %s: %s[%zu] \"%s\": %s: expected a mapping", f->path, listkey, i,
                    nm, itemkey);
     if (klist_find(l, first, nm))
@@ -214,31 +220,27 @@ static int collect(loader_t *ld, kfile_t *f, yaml_node_t *root, const char *list
 }
 
 static int parse_file(loader_t *ld, kfile_t *f, const char *text, size_t len) {
-  yaml_parser_t p;
-  if (!yaml_parser_initialize(&p)) return lfail(ld, "out of memory");
-  yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-  int ok = yaml_parser_load(&p, &f->doc);
-  if (!ok) {
-    lfail(ld, "kubeconfig %s: line %zu column %zu: %s %s", f->path, p.problem_mark.line + 1,
-          p.problem_mark.column + 1, p.problem ? p.problem : "invalid YAML",
-          p.context ? p.context : "");
-  }
-  yaml_parser_delete(&p);
-  if (!ok) return RIPPLE_KUBE_ECONFIG;
-  f->have_doc = 1;
-  yaml_node_t *root = yaml_document_get_root_node(&f->doc);
-  if (!root || ynull(root)) return RIPPLE_OK; /* an empty file is an empty config */
-  if (root->type != YAML_MAPPING_NODE)
+  char msg[256] = "";
+  int rc = yjson_parse(text, len, &f->docs, msg, sizeof msg);
+  if (rc == RIPPLE_ENOMEM) return lfail(ld, "kubeconfig %s: out of memory", f->path);
+  if (rc != RIPPLE_OK) return lfail(ld, "kubeconfig %s: %s", f->path, msg);
+  /* kubectl reads the first document; an empty file is an empty config */
+  json_t *root = json_array_get(f->docs, 0);
+  if (!root) return RIPPLE_OK;
+  if (!json_is_object(root))
     return lfail(ld, "kubeconfig %s: expected a mapping (apiVersion, clusters, ...)", f->path);
-  int rc = collect(ld, f, root, "clusters", "cluster", &ld->clusters);
+  rc = collect(ld, f, root, "clusters", "cluster", &ld->clusters);
   if (rc == RIPPLE_OK) rc = collect(ld, f, root, "users", "user", &ld->users);
   if (rc == RIPPLE_OK) rc = collect(ld, f, root, "contexts", "context", &ld->contexts);
-  yaml_node_t *cur = yget(f, root, "current-context");
-  if (rc == RIPPLE_OK && cur && cur->type != YAML_SCALAR_NODE)
+  if (rc != RIPPLE_OK) return rc;
+  json_t *cur = yget(root, "current-context");
+  if (cur && !yscalar(cur))
     return lfail(ld, "kubeconfig %s: current-context: expected a string", f->path);
-  if (cur && !ld->current && *cur->data.scalar.value)
-    ld->current = (const char *)cur->data.scalar.value;
-  return rc;
+  const char *v;
+  if (!cur || ld->current) return RIPPLE_OK;
+  if (ytext(ld, cur, &v) != RIPPLE_OK) return lfail(ld, "out of memory");
+  if (*v) ld->current = v;
+  return RIPPLE_OK;
 }
 
 static char *abs_path(const char *p) {
@@ -299,7 +301,7 @@ static int load_list(loader_t *ld, const char *list, int tolerate_missing, size_
 
 /* ---- resolving one context ---------------------------------------------------- */
 
-static int set_str(loader_t *ld, yaml_node_t *map, const char *key, char **dst) {
+static int set_str(loader_t *ld, const json_t *map, const char *key, char **dst) {
   const char *v;
   int rc = ystr(ld, map, key, &v);
   if (rc != RIPPLE_OK || !v) return rc;
@@ -328,7 +330,7 @@ static int normalize_server(loader_t *ld, ripple_kube_config_t *c) {
 
 static int load_cluster(loader_t *ld, const kentry_t *e, ripple_kube_config_t *c) {
   set_scope(ld, "cluster", e);
-  yaml_node_t *m = e->node;
+  const json_t *m = e->node;
   int rc = set_str(ld, m, "server", &c->server);
   if (rc == RIPPLE_OK) rc = normalize_server(ld, c);
   if (rc == RIPPLE_OK)
@@ -339,24 +341,20 @@ static int load_cluster(loader_t *ld, const kentry_t *e, ripple_kube_config_t *c
   if (rc != RIPPLE_OK) return rc;
   if (c->insecure && c->ca_pem)
     return sfail(ld, "insecure-skip-tls-verify with a certificate-authority: choose one");
-  yaml_node_t *ext = yget(e->file, m, "extensions");
-  if (ext && ext->type == YAML_SEQUENCE_NODE) {
-    for (yaml_node_item_t *it = ext->data.sequence.items.start; it < ext->data.sequence.items.top;
-         it++) {
-      yaml_node_t *x = ynode(e->file, *it);
-      yaml_node_t *nm = yget(e->file, x, "name");
-      if (nm && nm->type == YAML_SCALAR_NODE &&
-          !strcmp((const char *)nm->data.scalar.value, "client.authentication.k8s.io/exec"))
-        ld->exec_ext = yget(e->file, x, "extension"), ld->exec_ext_file = e->file;
-    }
+  /* extensions that are not a list, or not ours, are ignored like unknown fields */
+  size_t i;
+  json_t *x;
+  json_array_foreach(yget(m, "extensions"), i, x) {
+    const char *nm = json_string_value(yget(x, "name"));
+    if (nm && !strcmp(nm, "client.authentication.k8s.io/exec")) ld->exec_ext = yget(x, "extension");
   }
   return RIPPLE_OK;
 }
 
 /* Defined in the exec part below. */
-static int load_exec(loader_t *ld, yaml_node_t *m, ripple_kube_config_t *c);
+static int load_exec(loader_t *ld, const json_t *m, ripple_kube_config_t *c);
 
-static int load_token_file(loader_t *ld, yaml_node_t *m, ripple_kube_config_t *c) {
+static int load_token_file(loader_t *ld, const json_t *m, ripple_kube_config_t *c) {
   const char *tf;
   int rc = ystr(ld, m, "tokenFile", &tf);
   if (rc != RIPPLE_OK || !tf) return rc;
@@ -371,7 +369,7 @@ static int load_token_file(loader_t *ld, yaml_node_t *m, ripple_kube_config_t *c
 
 static int load_user(loader_t *ld, const kentry_t *e, ripple_kube_config_t *c) {
   set_scope(ld, "user", e);
-  yaml_node_t *m = e->node;
+  const json_t *m = e->node;
   int rc = yblob(ld, m, "client-certificate-data", "client-certificate", &c->cert_pem);
   if (rc == RIPPLE_OK) rc = yblob(ld, m, "client-key-data", "client-key", &c->key_pem);
   if (rc == RIPPLE_OK) rc = set_str(ld, m, "token", &c->token);
@@ -385,7 +383,7 @@ static int load_user(loader_t *ld, const kentry_t *e, ripple_kube_config_t *c) {
                  c->cert_pem ? "client-key" : "client-certificate");
   if ((c->token || c->token_file) && c->username)
     return sfail(ld, "token and username/password: only one authentication method is allowed");
-  if (yget(e->file, m, "auth-provider") && !c->token && !c->token_file && !c->exec && !c->cert_pem)
+  if (yget(m, "auth-provider") && !c->token && !c->token_file && !c->exec && !c->cert_pem)
     return sfail(ld, "auth-provider is not supported: use an exec plugin instead");
   return RIPPLE_OK;
 }
@@ -421,33 +419,31 @@ static int load_context(loader_t *ld, const char *name, ripple_kube_config_t *c,
 
 static char **strv_new(size_t n) { return calloc(n + 1, sizeof(char *)); }
 
-static int exec_args(loader_t *ld, yaml_node_t *m, kube_exec_t *x) {
-  yaml_node_t *a = yget(ld->scope_file, m, "args");
-  if (a && a->type != YAML_SEQUENCE_NODE) return sfail(ld, "exec: args: expected a list");
-  size_t n = a ? (size_t)(a->data.sequence.items.top - a->data.sequence.items.start) : 0;
+static int exec_args(loader_t *ld, const json_t *m, kube_exec_t *x) {
+  json_t *a = yget(m, "args");
+  if (a && !json_is_array(a)) return sfail(ld, "exec: args: expected a list");
+  size_t n = json_array_size(a);
   if (!(x->args = strv_new(n + 1)) || !(x->args[0] = strdup(x->command)))
     return sfail(ld, "out of memory");
   for (size_t i = 0; i < n; i++) {
-    yaml_node_t *v = ynode(ld->scope_file, a->data.sequence.items.start[i]);
-    if (!v || v->type != YAML_SCALAR_NODE)
-      return sfail(ld, "exec: args[%zu]: expected a string", i);
-    if (!(x->args[i + 1] = strdup((const char *)v->data.scalar.value)))
-      return sfail(ld, "out of memory");
+    char buf[YJSON_TEXT_MAX];
+    const char *v = yjson_text(json_array_get(a, i), buf); /* a null item is "" */
+    if (!v) return sfail(ld, "exec: args[%zu]: expected a string", i);
+    if (!(x->args[i + 1] = strdup(v))) return sfail(ld, "out of memory");
   }
   return RIPPLE_OK;
 }
 
-static int exec_env(loader_t *ld, yaml_node_t *m, kube_exec_t *x) {
-  yaml_node_t *a = yget(ld->scope_file, m, "env");
-  if (a && a->type != YAML_SEQUENCE_NODE) return sfail(ld, "exec: env: expected a list");
-  size_t n = a ? (size_t)(a->data.sequence.items.top - a->data.sequence.items.start) : 0;
+static int exec_env(loader_t *ld, const json_t *m, kube_exec_t *x) {
+  json_t *a = yget(m, "env");
+  if (a && !json_is_array(a)) return sfail(ld, "exec: env: expected a list");
+  size_t n = json_array_size(a);
   /* one more slot for KUBERNETES_EXEC_INFO */
   if (!(x->env = strv_new(n + 1))) return sfail(ld, "out of memory");
   for (size_t i = 0; i < n; i++) {
-    yaml_node_t *v = ynode(ld->scope_file, a->data.sequence.items.start[i]);
+    const json_t *v = json_array_get(a, i);
     const char *name, *value;
-    if (!v || v->type != YAML_MAPPING_NODE)
-      return sfail(ld, "exec: env[%zu]: expected a mapping", i);
+    if (!json_is_object(v)) return sfail(ld, "exec: env[%zu]: expected a mapping", i);
     int rc = ystr(ld, v, "name", &name);
     if (rc == RIPPLE_OK) rc = ystr(ld, v, "value", &value);
     if (rc != RIPPLE_OK) return rc;
@@ -463,7 +459,7 @@ static int exec_env(loader_t *ld, yaml_node_t *m, kube_exec_t *x) {
   return RIPPLE_OK;
 }
 
-static int exec_mode(loader_t *ld, yaml_node_t *m, kube_exec_t *x) {
+static int exec_mode(loader_t *ld, const json_t *m, kube_exec_t *x) {
   const char *mode;
   int rc = ystr(ld, m, "interactiveMode", &mode);
   if (rc != RIPPLE_OK) return rc;
@@ -485,43 +481,35 @@ static int exec_mode(loader_t *ld, yaml_node_t *m, kube_exec_t *x) {
   return RIPPLE_OK;
 }
 
-/* A YAML node as JSON (for the cluster's exec extension), bounded against
- * alias bombs and alias cycles. */
-static json_t *yaml_to_json(kfile_t *f, yaml_node_t *n, int depth, size_t *budget) {
-  if (!n || depth > YAML_JSON_DEPTH || !*budget) return NULL;
-  --*budget;
-  if (n->type == YAML_SCALAR_NODE) {
-    const char *v = (const char *)n->data.scalar.value;
-    if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return json_string(v);
-    if (ynull(n)) return json_null();
-    if (!strcmp(v, "true")) return json_true();
-    if (!strcmp(v, "false")) return json_false();
-    char *end;
-    errno = 0;
-    long long i = strtoll(v, &end, 10);
-    if (!*end && !errno) return json_integer(i);
-    double d = strtod(v, &end);
-    if (!*end && end != v) return json_real(d);
-    return json_string(v);
+/* Values in v, counted up to limit: yjson expands aliases (up to a million
+ * values), and the extension goes whole into one environment variable. */
+static size_t json_nodes(const json_t *v, size_t limit) {
+  size_t n = 1;
+  const char *k;
+  const json_t *e;
+  size_t i;
+  if (json_is_object(v)) {
+    json_object_foreach((json_t *)v, k, e) {
+      if (n > limit) break;
+      n += json_nodes(e, limit - n);
+    }
+  } else if (json_is_array(v)) {
+    json_array_foreach(v, i, e) {
+      if (n > limit) break;
+      n += json_nodes(e, limit - n);
+    }
   }
-  json_t *j = n->type == YAML_SEQUENCE_NODE ? json_array() : json_object();
-  if (n->type == YAML_SEQUENCE_NODE) {
-    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++)
-      json_array_append_new(j, yaml_to_json(f, ynode(f, *it), depth + 1, budget));
-    return j;
-  }
-  for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-    yaml_node_t *k = ynode(f, p->key);
-    if (k && k->type == YAML_SCALAR_NODE)
-      json_object_set_new(j, (const char *)k->data.scalar.value,
-                          yaml_to_json(f, ynode(f, p->value), depth + 1, budget));
-  }
-  return j;
+  return n;
 }
 
 /* KUBERNETES_EXEC_INFO, which client-go always gives the plugin; the cluster
  * only with provideClusterInfo. */
 static int exec_info(loader_t *ld, kube_exec_t *x, const ripple_kube_config_t *c, int cluster) {
+  if (cluster && ld->exec_ext && json_nodes(ld->exec_ext, EXEC_EXT_NODES) > EXEC_EXT_NODES)
+    return sfail(ld,
+                 "exec: provideClusterInfo: the cluster's client.authentication.k8s.io/exec "
+                 "extension has more than %d values",
+                 EXEC_EXT_NODES);
   json_t *spec = json_pack("{s:b}", "interactive", 0);
   json_t *info = json_pack("{s:s,s:s,s:o}", "apiVersion", x->api_version, "kind", "ExecCredential",
                            "spec", spec);
@@ -539,9 +527,7 @@ static int exec_info(loader_t *ld, kube_exec_t *x, const ripple_kube_config_t *c
       json_object_set_new(cl, "certificate-authority-data", json_string(b.p ? b.p : ""));
       sbuf_free(&b);
     }
-    size_t budget = YAML_JSON_NODES;
-    if (ld->exec_ext)
-      json_object_set_new(cl, "config", yaml_to_json(ld->exec_ext_file, ld->exec_ext, 0, &budget));
+    if (ld->exec_ext) json_object_set(cl, "config", ld->exec_ext);
     json_object_set_new(spec, "cluster", cl);
   }
   char *s = info ? json_dumps(info, JSON_COMPACT) : NULL;
@@ -559,10 +545,10 @@ static int exec_info(loader_t *ld, kube_exec_t *x, const ripple_kube_config_t *c
   return RIPPLE_OK;
 }
 
-static int load_exec(loader_t *ld, yaml_node_t *m, ripple_kube_config_t *c) {
-  yaml_node_t *ex = yget(ld->scope_file, m, "exec");
+static int load_exec(loader_t *ld, const json_t *m, ripple_kube_config_t *c) {
+  json_t *ex = yget(m, "exec");
   if (!ex) return RIPPLE_OK;
-  if (ex->type != YAML_MAPPING_NODE) return sfail(ld, "exec: expected a mapping");
+  if (!json_is_object(ex)) return sfail(ld, "exec: expected a mapping");
   kube_exec_t *x = calloc(1, sizeof *x);
   if (!x) return sfail(ld, "out of memory");
   c->exec = x;
@@ -648,7 +634,7 @@ static int load_in_cluster(loader_t *ld, const char *ns, ripple_kube_config_t *c
 
 static void loader_free(loader_t *ld) {
   for (size_t i = 0; i < ld->nfiles; i++) {
-    if (ld->files[i].have_doc) yaml_document_delete(&ld->files[i].doc);
+    json_decref(ld->files[i].docs);
     free(ld->files[i].path);
     free(ld->files[i].dir);
   }
@@ -656,6 +642,7 @@ static void loader_free(loader_t *ld) {
   free(ld->clusters.v);
   free(ld->users.v);
   free(ld->contexts.v);
+  json_decref(ld->texts);
 }
 
 static int in_cluster_possible(void) {

@@ -1,7 +1,8 @@
 /*
  * config_util.c - the resolved Kubernetes config as an object (accessors,
  * copy, free) and the small helpers loading it needs: bounded file reads,
- * kubectl's relative paths, and base64 for kubeconfig []byte fields.
+ * kubectl's relative paths, base64 for kubeconfig []byte fields, and the
+ * text of a YAML scalar that yjson typed as a number or a boolean.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -153,3 +153,24 @@ int yjson_parse(const char *text, size_t len, json_t **out, char *err, size_t ca
   *out = docs;
   return RIPPLE_OK;
 }
+
+const char *yjson_text(const json_t *v, char buf[YJSON_TEXT_MAX]) {
+  if (!v) return NULL;
+  switch (json_typeof(v)) {
+    case JSON_STRING: return json_string_value(v);
+    case JSON_INTEGER:
+      snprintf(buf, YJSON_TEXT_MAX, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+      return buf;
+    case JSON_REAL:
+      /* The shortest form that reads back as the same number: 1.5, not 1.5000000000000000. */
+      for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, YJSON_TEXT_MAX, "%.*g", prec, json_real_value(v));
+        if (strtod(buf, NULL) == json_real_value(v)) break;
+      }
+      return buf;
+    case JSON_TRUE: return "true";
+    case JSON_FALSE: return "false";
+    case JSON_NULL: return "";
+    default: return NULL;
+  }
+}

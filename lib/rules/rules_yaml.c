@@ -8,40 +8,30 @@
  *                                        # {name-label: some/label}
  *
  * A document is loaded whole or not at all, so a typo never leaves half a
- * rule set behind; err says which rule was wrong and why.
+ * rule set behind; err says which rule was wrong and why. The file is read
+ * by yjson, ripple's one YAML reader (it bounds aliases and nesting), and
+ * walked as JSON.
  */
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 #include "ripple/ripple.h"
 #include "ripple/rules.h"
+#include "ripplex/yjson.h"
 #include "rules_internal.h"
 
-typedef struct ydoc {
-  yaml_document_t doc;
+/* Room for a number or boolean written back as text. */
+
+typedef struct yerr {
   char *err;
   size_t errlen;
-} ydoc_t;
+} yerr_t;
 
-static int yfail(ydoc_t *d, size_t idx, const char *what) {
-  if (d->err && d->errlen) snprintf(d->err, d->errlen, "rule %zu: %s", idx + 1, what);
+static int yfail(const yerr_t *e, size_t idx, const char *what) {
+  if (e->err && e->errlen) snprintf(e->err, e->errlen, "rule %zu: %s", idx + 1, what);
   return RIPPLE_EINVAL;
-}
-
-static const char *yscalar(ydoc_t *d, yaml_node_t *n) {
-  return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
-/* The value node of key in a mapping node, or NULL. */
-static yaml_node_t *yget(ydoc_t *d, yaml_node_t *map, const char *key) {
-  if (!map || map->type != YAML_MAPPING_NODE) return NULL;
-  for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-    const char *k = yscalar(d, yaml_document_get_node(&d->doc, p->key));
-    if (k && !strcmp(k, key)) return yaml_document_get_node(&d->doc, p->value);
-  }
-  return NULL;
 }
 
 static int by_parse(const char *s, ripple_rule_by_t *out) {
@@ -54,50 +44,54 @@ static int by_parse(const char *s, ripple_rule_by_t *out) {
   return RIPPLE_EINVAL;
 }
 
-/* by: a scalar ("owner") or a one-key mapping ({field: spec.x}). */
-static int yby(ydoc_t *d, yaml_node_t *n, ripple_rule_by_t *by, const char **arg) {
+/* by: a scalar ("owner") or a one-key mapping ({field: spec.x}); *arg may
+ * point into argbuf. */
+static int yby(json_t *n, ripple_rule_by_t *by, const char **arg, char argbuf[YJSON_TEXT_MAX]) {
   *arg = NULL;
-  const char *s = yscalar(d, n);
+  char buf[YJSON_TEXT_MAX];
+  const char *s = yjson_text(n, buf);
   if (s) return by_parse(s, by);
-  if (!n || n->type != YAML_MAPPING_NODE) return RIPPLE_EINVAL;
-  if (n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1) return RIPPLE_EINVAL;
-  yaml_node_pair_t *p = n->data.mapping.pairs.start;
-  s = yscalar(d, yaml_document_get_node(&d->doc, p->key));
-  *arg = yscalar(d, yaml_document_get_node(&d->doc, p->value));
-  if (!s || !*arg || by_parse(s, by) != RIPPLE_OK) return RIPPLE_EINVAL;
+  if (json_object_size(n) != 1) return RIPPLE_EINVAL;
+  void *it = json_object_iter(n);
+  *arg = yjson_text(json_object_iter_value(it), argbuf);
+  if (!*arg || by_parse(json_object_iter_key(it), by) != RIPPLE_OK) return RIPPLE_EINVAL;
   return RIPPLE_OK;
 }
 
-static int yrule(ripple_rules_t *r, ydoc_t *d, yaml_node_t *n, size_t idx) {
-  if (!n || n->type != YAML_MAPPING_NODE) return yfail(d, idx, "not a mapping");
-  yaml_node_t *from = yget(d, n, "from"), *to = yget(d, n, "to");
-  if (!from || from->type != YAML_MAPPING_NODE) return yfail(d, idx, "needs from: {group, kind}");
-  if (!to || to->type != YAML_MAPPING_NODE) return yfail(d, idx, "needs to: {group, kind}");
+static int yrule(ripple_rules_t *r, const yerr_t *e, json_t *n, size_t idx) {
+  if (!json_is_object(n)) return yfail(e, idx, "not a mapping");
+  json_t *from = json_object_get(n, "from"), *to = json_object_get(n, "to");
+  if (!json_is_object(from)) return yfail(e, idx, "needs from: {group, kind}");
+  if (!json_is_object(to)) return yfail(e, idx, "needs to: {group, kind}");
   ripple_rule_by_t by;
   const char *arg;
-  if (yby(d, yget(d, n, "by"), &by, &arg) != RIPPLE_OK)
-    return yfail(d, idx,
+  char argbuf[YJSON_TEXT_MAX], fg[YJSON_TEXT_MAX], fk[YJSON_TEXT_MAX], tg[YJSON_TEXT_MAX],
+      tk[YJSON_TEXT_MAX];
+  if (yby(json_object_get(n, "by"), &by, &arg, argbuf) != RIPPLE_OK)
+    return yfail(e, idx,
                  "by must be owner, controller, name-prefix, label, same-name, "
                  "{label: PATH}, {name-label: LABEL} or {field: PATH}");
   if ((by == RIPPLE_BY_FIELD || by == RIPPLE_BY_NAME_LABEL) && !arg)
-    return yfail(d, idx, "field and name-label need an argument ({field: spec.x})");
-  int rc =
-      ripple_rules_add(r, yscalar(d, yget(d, from, "group")), yscalar(d, yget(d, from, "kind")),
-                       yscalar(d, yget(d, to, "group")), yscalar(d, yget(d, to, "kind")), by, arg);
-  return rc == RIPPLE_OK ? rc : yfail(d, idx, ripple_strerror(rc));
+    return yfail(e, idx, "field and name-label need an argument ({field: spec.x})");
+  int rc = ripple_rules_add(r, yjson_text(json_object_get(from, "group"), fg),
+                            yjson_text(json_object_get(from, "kind"), fk),
+                            yjson_text(json_object_get(to, "group"), tg),
+                            yjson_text(json_object_get(to, "kind"), tk), by, arg);
+  return rc == RIPPLE_OK ? rc : yfail(e, idx, ripple_strerror(rc));
 }
 
-static int yrules(ripple_rules_t *r, ydoc_t *d) {
-  yaml_node_t *root = yaml_document_get_root_node(&d->doc);
+/* The first document, as libyaml's loader read only that one. */
+static int yrules(ripple_rules_t *r, const yerr_t *e, json_t *docs) {
+  json_t *root = json_array_get(docs, 0);
   if (!root) return RIPPLE_OK; /* an empty file adds no rules */
-  if (root->type != YAML_SEQUENCE_NODE) {
-    if (d->err && d->errlen) snprintf(d->err, d->errlen, "rules: expected a list of rules");
+  if (!json_is_array(root)) {
+    if (e->err && e->errlen) snprintf(e->err, e->errlen, "rules: expected a list of rules");
     return RIPPLE_EINVAL;
   }
-  size_t idx = 0;
-  for (yaml_node_item_t *it = root->data.sequence.items.start; it < root->data.sequence.items.top;
-       it++, idx++) {
-    int rc = yrule(r, d, yaml_document_get_node(&d->doc, *it), idx);
+  size_t idx;
+  json_t *rule;
+  json_array_foreach(root, idx, rule) {
+    int rc = yrule(r, e, rule, idx);
     if (rc != RIPPLE_OK) return rc;
   }
   return RIPPLE_OK;
@@ -106,22 +100,19 @@ static int yrules(ripple_rules_t *r, ydoc_t *d) {
 int ripple_rules_load_yaml(ripple_rules_t *r, const char *text, size_t len, char *err,
                            size_t errlen) {
   if (!r || (!text && len)) return RIPPLE_EINVAL;
-  yaml_parser_t parser;
-  if (!yaml_parser_initialize(&parser)) return RIPPLE_ENOMEM;
-  yaml_parser_set_input_string(&parser, (const unsigned char *)(text ? text : ""), len);
-  ydoc_t d = {.err = err, .errlen = errlen};
-  if (!yaml_parser_load(&parser, &d.doc)) {
-    if (err && errlen)
-      snprintf(err, errlen, "rules: YAML error at line %zu: %s", parser.problem_mark.line + 1,
-               parser.problem ? parser.problem : "?");
-    yaml_parser_delete(&parser);
+  yerr_t e = {err, errlen};
+  char msg[256] = "";
+  json_t *docs;
+  int rc = yjson_parse(text ? text : "", len, &docs, msg, sizeof msg);
+  if (rc == RIPPLE_ENOMEM) return rc;
+  if (rc != RIPPLE_OK) {
+    if (err && errlen) snprintf(err, errlen, "rules: YAML error at %s", msg);
     return RIPPLE_EINVAL;
   }
   size_t before = r->n;
-  int rc = yrules(r, &d);
+  rc = yrules(r, &e, docs);
   if (rc != RIPPLE_OK) rules_truncate(r, before);
-  yaml_document_delete(&d.doc);
-  yaml_parser_delete(&parser);
+  json_decref(docs);
   return rc;
 }
 

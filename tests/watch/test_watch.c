@@ -411,6 +411,35 @@ static void test_config(void **state) {
   assert_non_null(strstr(err, "line"));
 }
 
+/* yjson types plain scalars; every field is a string and takes their text,
+ * a null ("namespace:") is "" (all namespaces), as the libyaml reader took it. */
+static void test_config_scalars(void **state) {
+  (void)state;
+  static agent_opts_t o; /* the loader's strings live as long as the process */
+  char err[512];
+  assert_int_equal(load_config("namespace:\nselector: 2024\nresources:\n  - 42\n"
+                               "  - {resource: pods, namespace: 7, labelSelector: true}\n"
+                               "  - {resource: nodes, namespace: }\n",
+                               &o, err, sizeof err),
+                   RIPPLE_OK);
+  assert_int_equal(o.nres, 3);
+  assert_string_equal(o.namespace_, "");
+  assert_string_equal(o.selector, "2024");
+  assert_string_equal(o.res[0].name, "42");
+  assert_string_equal(o.res[1].namespace_, "7");
+  assert_string_equal(o.res[1].selector, "true");
+  assert_string_equal(o.res[2].namespace_, "");
+  assert_null(o.res[2].selector);
+  agent_opts_t bad;
+  memset(&bad, 0, sizeof bad);
+  assert_int_equal(load_config("resources:\n  - \n", &bad, err, sizeof err), RIPPLE_EINVAL);
+  assert_non_null(strstr(err, "resources[0]"));
+  assert_int_equal(load_config("", &bad, err, sizeof err), RIPPLE_EINVAL);
+  assert_non_null(strstr(err, "top level must be a mapping"));
+  assert_int_equal(wconfig_load("/nonexistent/w.yaml", &bad, err, sizeof err), RIPPLE_ESYS);
+  assert_non_null(strstr(err, "/nonexistent/w.yaml: cannot open"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_record_update),
@@ -421,6 +450,7 @@ int main(void) {
       cmocka_unit_test(test_state_apply),
       cmocka_unit_test(test_checkpoint_roundtrip_replay),
       cmocka_unit_test(test_config),
+      cmocka_unit_test(test_config_scalars),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

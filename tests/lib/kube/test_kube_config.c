@@ -348,7 +348,7 @@ static void test_broken_yaml(void **state) {
                   "contexts: [{name: x, context: {cluster: k}}]\ncurrent-context: x\n"),
               NULL, "insecure-skip-tls-verify: expected true or false", NULL);
   /* an alias cycle and a binary file do not crash the loader */
-  expect_fail(put("config", "a: &x [*x]\n"), NULL, "no current-context", NULL);
+  expect_fail(put("config", "a: &x [*x]\n"), NULL, "expands too far", NULL);
   expect_fail(put("config", "\x01\x02\xff\xfe"), NULL, "kubeconfig ", NULL);
   expect_fail(dir, NULL, "kubeconfig ", "directory");
 }
@@ -536,6 +536,87 @@ static void test_exec_section_variants(void **state) {
   expect_fail(p, "badenv", "exec: env[0]: bad or missing name", NULL);
 }
 
+/* yjson types plain scalars (numbers, booleans); fields that are strings
+ * take their text, as the libyaml reader took it. */
+static void test_scalar_types(void **state) {
+  (void)state;
+  const char *p = put("config",
+                      "clusters:\n"
+                      "- name: 1\n"
+                      "  cluster:\n"
+                      "    server: https://k:1\n"
+                      "    insecure-skip-tls-verify: 'true'\n"
+                      "    tls-server-name: 2024\n"
+                      "users:\n"
+                      "- {name: true, user: {token: 12345}}\n"
+                      "- {name: basic, user: {username: 7, password: 1.5}}\n"
+                      "- name: ex\n"
+                      "  user:\n"
+                      "    exec:\n"
+                      "      apiVersion: client.authentication.k8s.io/v1beta1\n"
+                      "      command: p\n"
+                      "      args: [--port, 8080, 0.25, false, ~]\n"
+                      "      env: [{name: N, value: 42}]\n"
+                      "contexts:\n"
+                      "- {name: 3, context: {cluster: 1, user: true, namespace: 2024}}\n"
+                      "- {name: basic, context: {cluster: 1, user: basic}}\n"
+                      "- {name: ex, context: {cluster: 1, user: ex}}\n"
+                      "current-context: 3\n");
+  ripple_kube_config_t *c;
+  assert_int_equal(load(p, NULL, NULL, &c), RIPPLE_OK);
+  assert_string_equal(c->context, "3");
+  assert_string_equal(c->namespace_, "2024");
+  assert_int_equal(c->insecure, 1);
+  assert_string_equal(c->tls_server_name, "2024");
+  assert_string_equal(c->token, "12345");
+  ripple_kube_config_free(c);
+  assert_int_equal(load(p, "basic", NULL, &c), RIPPLE_OK);
+  assert_string_equal(c->username, "7");
+  assert_string_equal(c->password, "1.5");
+  ripple_kube_config_free(c);
+  assert_int_equal(load(p, "ex", NULL, &c), RIPPLE_OK);
+  static const char *const args[] = {"--port", "8080", "0.25", "false", ""};
+  for (size_t i = 0; i < sizeof args / sizeof *args; i++)
+    assert_string_equal(c->exec->args[i + 1], args[i]);
+  assert_null(c->exec->args[6]);
+  assert_true(env_has(c->exec->env, "N=42"));
+  ripple_kube_config_free(c);
+}
+
+/* Aliases that expand too far fail the file (yjson's bound), and the exec
+ * extension, which goes whole into one environment variable, has its own. */
+#define ALIASES                                      \
+  "a: &a [x, x, x, x, x, x, x, x, x, x]\n"           \
+  "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n" \
+  "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n" \
+  "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+
+static void test_alias_bounds(void **state) {
+  (void)state;
+  expect_fail(put("config", ALIASES "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+                                    "f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"),
+              NULL, "expands too far", NULL);
+  const char *p =
+      put("config", ALIASES
+          "clusters:\n"
+          "- name: k\n"
+          "  cluster:\n"
+          "    server: https://k:1\n"
+          "    extensions: [{name: client.authentication.k8s.io/exec, extension: *d}]\n"
+          "users:\n"
+          "- {name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, "
+          "command: p}}}\n"
+          "- {name: info, user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, "
+          "command: p, provideClusterInfo: true}}}\n"
+          "contexts:\n"
+          "- {name: u, context: {cluster: k, user: u}}\n"
+          "- {name: info, context: {cluster: k, user: info}}\n");
+  ripple_kube_config_t *c;
+  assert_int_equal(load(p, "u", NULL, &c), RIPPLE_OK);
+  ripple_kube_config_free(c);
+  expect_fail(p, "info", "user \"info\": exec: provideClusterInfo", "more than 10000 values");
+}
+
 static void test_in_cluster(void **state) {
   (void)state;
   put("sa/token", "sa-token\n");
@@ -611,6 +692,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_user_auth, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exec_section, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exec_section_variants, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_scalar_types, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_alias_bounds, setup, teardown),
       cmocka_unit_test_setup_teardown(test_in_cluster, setup, teardown),
       cmocka_unit_test(test_base64_codec),
   };

@@ -264,6 +264,60 @@ static void bad_yaml_adds_nothing(void **state) {
   }
 }
 
+/* yjson types plain scalars; group and kind take their text, a null group
+ * ("group:") is "" (the core group), as the libyaml reader took it. A later
+ * document is not read. */
+static void yaml_scalar_types(void **state) {
+  fixture_t *f = *state;
+  size_t before = ripple_rules_count(f->rules);
+  static const char doc[] =
+      "- from: {group: example.com, kind: 2024}\n"
+      "  to:\n"
+      "    group:\n"
+      "    kind: Secret\n"
+      "  by: same-name\n"
+      "---\n"
+      "not: [the, rules]\n";
+  char err[256] = "";
+  assert_int_equal(ripple_rules_load_yaml(f->rules, doc, strlen(doc), err, sizeof err), RIPPLE_OK);
+  assert_int_equal(ripple_rules_count(f->rules), before + 1);
+  json_t *from =
+      obj("{\"apiVersion\":\"example.com/v1\",\"kind\":\"2024\",\"metadata\":{\"name\":\"s\","
+          "\"namespace\":\"default\",\"uid\":\"y-1\"}}");
+  json_t *core =
+      obj("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\","
+          "\"namespace\":\"default\",\"uid\":\"s-1\"}}");
+  json_t *other =
+      obj("{\"apiVersion\":\"other.io/v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\","
+          "\"namespace\":\"default\",\"uid\":\"s-2\"}}");
+  size_t rule;
+  assert_true(ripple_rules_relates(f->rules, from, core, &rule));
+  assert_int_equal(rule, before);
+  assert_false(ripple_rules_relates(f->rules, from, other, NULL));
+  json_decref(from);
+  json_decref(core);
+  json_decref(other);
+}
+
+/* An alias bomb is stopped by the YAML reader and adds nothing. */
+static void yaml_alias_bomb(void **state) {
+  fixture_t *f = *state;
+  size_t before = ripple_rules_count(f->rules);
+  static const char bomb[] =
+      "- &a [x, x, x, x, x, x, x, x, x, x]\n"
+      "- &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+      "- &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+      "- &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+      "- &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+      "- [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n";
+  char err[256] = "";
+  assert_int_equal(ripple_rules_load_yaml(f->rules, bomb, strlen(bomb), err, sizeof err),
+                   RIPPLE_EINVAL);
+  assert_non_null(strstr(err, "rules: YAML error at line "));
+  assert_non_null(strstr(err, "expands too far"));
+  assert_int_equal(ripple_rules_count(f->rules), before);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(owner_references, setup, teardown),
@@ -274,6 +328,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(pod_runs_on_node, setup, teardown),
       cmocka_unit_test_setup_teardown(custom_rules_from_yaml, setup, teardown),
       cmocka_unit_test_setup_teardown(bad_yaml_adds_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(yaml_scalar_types, setup, teardown),
+      cmocka_unit_test_setup_teardown(yaml_alias_bomb, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
