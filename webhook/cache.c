@@ -207,21 +207,23 @@ static void want(void *ud, const char *api_version, const char *kind) {
   pthread_mutex_unlock(&k->mu);
 }
 
+/* The engine's reads (wh.h): a kind not watched (yet) finds nothing, as does
+ * a name the informer does not hold (RIPPLE_ENOENT). */
 static void get_text(void *ud, const char *kind, const char *ns, const char *name, wh_text_fn fn,
                      void *fud) {
   ripple_kube_informer_t *inf = informer(ud, kind);
-  if (inf) ripple_kube_informer_get_text(inf, ns, name, fn, fud);
+  if (inf) (void)ripple_kube_informer_get_text(inf, ns, name, fn, fud);
 }
 
 static void by_owner_text(void *ud, const char *kind, const char *uid, wh_text_fn fn, void *fud) {
   ripple_kube_informer_t *inf = informer(ud, kind);
-  if (inf) ripple_kube_informer_by_owner_text(inf, uid, fn, fud);
+  if (inf) (void)ripple_kube_informer_by_owner_text(inf, uid, fn, fud);
 }
 
 static void select_text(void *ud, const char *kind, const char *ns, const char *sel, wh_text_fn fn,
                         void *fud) {
   ripple_kube_informer_t *inf = informer(ud, kind);
-  if (inf && ripple_kube_informer_select_text(inf, ns, sel, fn, fud, NULL) != RIPPLE_OK)
+  if (inf && ripple_kube_informer_select_text(inf, ns, sel, fn, fud) != RIPPLE_OK)
     RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "bad_selector", "kind=%s", kind);
 }
 

@@ -22,7 +22,8 @@
 
 #include "wh.h"
 
-const char *wh_api_version(const char *kind) {
+/* The apiVersion of a kind the lookup serves, or NULL. */
+static const char *api_version(const char *kind) {
   static const char *const t[][2] = {
       {"Pod", "v1"},
       {"Service", "v1"},
@@ -43,7 +44,7 @@ void wh_ensure_kind(json_t *obj, const char *kind) {
   if (!json_is_object(obj)) return;
   if (!json_is_string(json_object_get(obj, "kind")))
     json_object_set_new(obj, "kind", json_string(kind));
-  const char *api = wh_api_version(kind);
+  const char *api = api_version(kind);
   if (api && !json_is_string(json_object_get(obj, "apiVersion")))
     json_object_set_new(obj, "apiVersion", json_string(api));
 }

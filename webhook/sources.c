@@ -25,9 +25,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wh.h"
 #include "ripplex/cpid.h"
 #include "ripplex/logonce.h"
+#include "wh.h"
 
 static int gathered(const wh_sources_t *s, const ripple_cpid_t *id) {
   for (size_t i = 0; i < s->n; i++)
@@ -116,6 +116,26 @@ static void on_downstream_text(void *ud, const char *json, size_t len) {
   }
   on_candidate(g, cand);
   json_decref(cand);
+}
+
+/* ---- reads of related objects (wh.h) ---- */
+
+void wh_lookup_get(const wh_t *w, const char *kind, const char *ns, const char *name, wh_text_fn fn,
+                   void *fud) {
+  const wh_text_lookup_t *t = &w->o.text_lookup;
+  if (t->get && name && *name) t->get(t->ud, kind, ns, name, fn, fud);
+}
+
+void wh_lookup_by_owner(const wh_t *w, const char *kind, const char *uid, wh_text_fn fn,
+                        void *fud) {
+  const wh_text_lookup_t *t = &w->o.text_lookup;
+  if (t->by_owner) t->by_owner(t->ud, kind, uid, fn, fud);
+}
+
+void wh_lookup_select(const wh_t *w, const char *kind, const char *ns, const char *selector,
+                      wh_text_fn fn, void *fud) {
+  const wh_text_lookup_t *t = &w->o.text_lookup;
+  if (t->select) t->select(t->ud, kind, ns, selector, fn, fud);
 }
 
 /* An upstream object (owner, Service), whole: rules may read any field. */

@@ -4,9 +4,9 @@
  * The engine is pure logic around libripple: it decodes the review
  * (review.c), decides whether the write is a root change or a controller's
  * (users.c), gathers the contexts of related objects (sources.c, through a
- * lookup that the informers implement in the program and hand-built objects
- * in tests), merges them with ripple_merge (decide.c), answers with a JSON
- * Patch, and emits one span per admitted write. It never talks to the
+ * text lookup that the informers implement in the program and hand-built
+ * objects in tests), merges them with ripple_merge (decide.c), answers with
+ * a JSON Patch, and emits one span per admitted write. It never talks to the
  * network: records go to a sink (the shipper's in the program), which only
  * enqueues.
  *
@@ -21,44 +21,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ripplex/sbuf.h"
 #include "memo.h"
 #include "metrics.h"
 #include "review.h"
 #include "ripple/ripple.h"
 #include "ripple/rules.h"
+#include "ripplex/sbuf.h"
 #include "users.h"
 
-/* Where related objects come from: the informers in the program, hand-built
- * objects in tests. Any member may be NULL (nothing found).
- *
- * wh_text_lookup_t is what the engine uses: it hands over an object's JSON
- * text, borrowed for the call (the informers' own text: no tree, no copy),
- * and the engine builds only what it reads of it (objtext.c). Objects
- * without "kind" or "apiVersion" (list items) are given the kind asked for.
- * A wh_lookup_t (trees, which the callee owns and the callback borrows) is
- * used when no text lookup is given: its trees are serialised for the
- * engine, at a cost the program never pays. */
-typedef void (*wh_each_fn)(void *ud, json_t *obj);
+/* Where related objects come from: the informers in the program (cache.h),
+ * hand-built objects served the same way in tests. The lookup hands over an
+ * object's JSON text, borrowed for the call (the informers' own text: no
+ * tree, no copy), and the engine builds only what it reads of it
+ * (objtext.c). Objects without "kind" or "apiVersion" (list items) are given
+ * the kind asked for. Any member may be NULL (nothing found). */
 typedef void (*wh_text_fn)(void *ud, const char *json, size_t len);
-typedef struct wh_lookup {
-  /* A new reference to kind ns/name, or NULL. */
-  json_t *(*get)(void *ud, const char *kind, const char *ns, const char *name);
-  /* Objects of kind whose ownerReferences name uid. */
-  void (*by_owner)(void *ud, const char *kind, const char *uid, wh_each_fn fn, void *fud);
-  /* Objects of kind in ns whose labels match selector ("a=b,c=d"). */
-  void (*select)(void *ud, const char *kind, const char *ns, const char *selector, wh_each_fn fn,
-                 void *fud);
-  void *ud;
-} wh_lookup_t;
 typedef struct wh_text_lookup {
   /* fn once with kind ns/name, when it exists. */
   void (*get)(void *ud, const char *kind, const char *ns, const char *name, wh_text_fn fn,
               void *fud);
   /* The engine met a kind it may read again (an owner's, custom resources
-   * included): start keeping it. Must not block; may be NULL. */
+   * included): start keeping it. Must not block. */
   void (*want)(void *ud, const char *api_version, const char *kind);
+  /* Objects of kind whose ownerReferences name uid. */
   void (*by_owner)(void *ud, const char *kind, const char *uid, wh_text_fn fn, void *fud);
+  /* Objects of kind in ns whose labels match selector ("a=b,c=d"). */
   void (*select)(void *ud, const char *kind, const char *ns, const char *selector, wh_text_fn fn,
                  void *fud);
   void *ud;
@@ -76,10 +63,9 @@ typedef struct wh_opts {
   int deployment_status_ctx;    /* let deployments/status writes change the context (see docs) */
   int log_requests;             /* one debug line per request (--log-level debug) */
   ripple_sink_t sink;           /* where mergelogs and spans go */
-  wh_text_lookup_t text_lookup; /* used when it has a member, else lookup */
-  wh_lookup_t lookup;
-  const ripple_rules_t *rules; /* NULL: the built-in rules */
-  const wh_users_t *users;     /* extra controller patterns; may be NULL */
+  wh_text_lookup_t text_lookup; /* related objects; all NULL: none */
+  const ripple_rules_t *rules;  /* NULL: the built-in rules */
+  const wh_users_t *users;      /* extra controller patterns; may be NULL */
   /* For tests: a clock (ns since the epoch) and a random source for the tracer. */
   int64_t (*clock_ns)(void *ud);
   int (*random)(void *ud, void *buf, size_t len);
@@ -174,8 +160,6 @@ typedef struct wh_span {
   const char *p; /* the member's value in the text, NULL when absent */
   size_t n;
 } wh_span_t;
-/* The apiVersion of a kind the lookup serves, or NULL. */
-const char *wh_api_version(const char *kind);
 /* Give obj "kind" and "apiVersion" when it lacks them (list items do). */
 void wh_ensure_kind(json_t *obj, const char *kind);
 /* One pass over the members of the JSON object text p[0..n): out[i] is the
@@ -198,8 +182,8 @@ typedef struct wh_ident {
 int wh_text_ident(const char *json, size_t len, const char *kind, wh_ident_t *out);
 /* The whole object as a tree with its kind (wh_ensure_kind), or NULL. */
 json_t *wh_text_tree(const char *json, size_t len, const char *kind);
-/* Reads of related objects, as text: through the options' text lookup, or
- * their tree lookup's objects serialised (lookup.c). */
+/* Reads of related objects through the options' text_lookup, which may lack
+ * any member (sources.c). A get without a name finds nothing. */
 void wh_lookup_get(const wh_t *w, const char *kind, const char *ns, const char *name, wh_text_fn fn,
                    void *fud);
 void wh_lookup_by_owner(const wh_t *w, const char *kind, const char *uid, wh_text_fn fn, void *fud);

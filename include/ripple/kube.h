@@ -280,48 +280,48 @@ int ripple_kube_informer_start(ripple_kube_client_t *c, const ripple_kube_resour
                                const ripple_kube_informer_handlers_t *h,
                                ripple_kube_informer_t **out);
 void ripple_kube_informer_free(ripple_kube_informer_t *inf);
-/* The underlying watch's counters. */
+/* The underlying watch's counters; all 0 without an informer. */
 void ripple_kube_informer_stats(ripple_kube_informer_t *inf, ripple_kube_watch_stats_t *out);
-/* Wait until the initial list is in the cache (timeout_ms 0: forever). */
+/* Wait until the initial list is in the cache (timeout_ms 0: forever):
+ * RIPPLE_OK, RIPPLE_ETIMEDOUT, or RIPPLE_EINVAL without an informer. */
 int ripple_kube_informer_wait_synced(ripple_kube_informer_t *inf, uint32_t timeout_ms);
 
-/* Cache reads return new references (json_decref them) or NULL, or hand
- * borrowed ones to fn. The cache holds each object as its JSON text (about its
- * JSON size in memory), and each read builds a fresh tree from it, which is
- * the caller's to keep or change: some 20 us for a 5 KiB Pod. */
-json_t *ripple_kube_informer_get(ripple_kube_informer_t *inf, const char *ns, const char *name);
-/* Objects whose metadata.ownerReferences name this uid. Calls fn for each. */
-size_t ripple_kube_informer_by_owner(ripple_kube_informer_t *inf, const char *uid,
-                                     void (*fn)(void *ud, json_t *obj), void *ud);
-/* Objects in ns (NULL: all) whose labels match a selector ("app=web,tier!=db",
- * "env in (a,b)", "!legacy"); RIPPLE_EINVAL for a malformed selector. */
-int ripple_kube_informer_select(ripple_kube_informer_t *inf, const char *ns, const char *selector,
-                                void (*fn)(void *ud, json_t *obj), void *ud, size_t *count);
-/* Text reads: the same objects as JSON text, with no tree built (a few
- * hundred nanoseconds where a tree costs some 20 us), for callers that read a
- * few fields. fn gets the object's compact text as the watch keeps it
- * (without metadata.managedFields under strip_managed_fields; list items may
- * lack "kind" and "apiVersion"), len bytes, NUL-terminated at json[len].
- * The text is borrowed: valid during the call only, never to be changed;
- * copy what you keep. fn runs outside the cache's lock, so it may read the
- * cache again. */
-/* RIPPLE_OK after fn has seen ns/name (ns NULL or "" for a cluster-scoped
- * object), RIPPLE_ENOENT when it is not cached (fn is not called),
- * RIPPLE_EINVAL without an informer or fn. */
+/* Cache reads. The cache holds each object as its JSON text (about its JSON
+ * size in memory), and the reads by name, owner and labels hand that text to
+ * fn with no tree built (a few hundred nanoseconds where a tree costs some
+ * 20 us for a 5 KiB Pod). fn gets the object's compact text as the watch
+ * keeps it (without metadata.managedFields under strip_managed_fields; list
+ * items may lack "kind" and "apiVersion"), len bytes, NUL-terminated at
+ * json[len]. The text is borrowed: valid during the call only, never to be
+ * changed; copy what you keep (json_loadb(json, len, 0, NULL) for a tree).
+ * fn runs outside the cache's lock, so it may read the cache again.
+ *
+ * Every read returns RIPPLE_OK or a negative code, RIPPLE_EINVAL without an
+ * informer or fn (fn is then not called). A read of several objects is
+ * RIPPLE_OK also when none matched; fn counts them if the caller needs a
+ * count. Objects the read could not take for lack of memory are left out. */
+/* fn once with ns/name (ns NULL or "" for a cluster-scoped object);
+ * RIPPLE_ENOENT when it is not cached (fn is not called). */
 int ripple_kube_informer_get_text(ripple_kube_informer_t *inf, const char *ns, const char *name,
                                   void (*fn)(void *ud, const char *json, size_t len), void *ud);
-/* As ripple_kube_informer_by_owner; returns how many objects fn saw. */
-size_t ripple_kube_informer_by_owner_text(ripple_kube_informer_t *inf, const char *uid,
-                                          void (*fn)(void *ud, const char *json, size_t len),
-                                          void *ud);
-/* As ripple_kube_informer_select; *count (may be NULL) is how many fn saw. */
+/* Objects whose metadata.ownerReferences name this uid; RIPPLE_EINVAL
+ * without a uid. */
+int ripple_kube_informer_by_owner_text(ripple_kube_informer_t *inf, const char *uid,
+                                       void (*fn)(void *ud, const char *json, size_t len),
+                                       void *ud);
+/* Objects in ns (NULL or "": all) whose labels match a selector
+ * ("app=web,tier!=db", "env in (a,b)", "!legacy"; NULL or "": every object);
+ * RIPPLE_EINVAL for a malformed selector. */
 int ripple_kube_informer_select_text(ripple_kube_informer_t *inf, const char *ns,
                                      const char *selector,
-                                     void (*fn)(void *ud, const char *json, size_t len), void *ud,
-                                     size_t *count);
-/* Every cached object. */
-size_t ripple_kube_informer_each(ripple_kube_informer_t *inf, void (*fn)(void *ud, json_t *obj),
-                                 void *ud);
+                                     void (*fn)(void *ud, const char *json, size_t len), void *ud);
+/* Every cached object as a tree (built from its text for this call, some
+ * 20 us for a 5 KiB Pod), borrowed by fn for the call (json_incref to keep
+ * it); for callers that evaluate whole objects. An object whose tree cannot
+ * be built for lack of memory is left out. */
+int ripple_kube_informer_each(ripple_kube_informer_t *inf, void (*fn)(void *ud, json_t *obj),
+                              void *ud);
+/* How many objects the cache holds; 0 without an informer (cannot fail). */
 size_t ripple_kube_informer_size(ripple_kube_informer_t *inf);
 
 /* ---------------------------------------------------------------------------

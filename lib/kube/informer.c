@@ -8,15 +8,16 @@
  * the state the change produced. Readers on other threads see the cache at
  * some point of the change sequence, never half a change. An informer
  * without handlers never builds a tree of an event: the cache keeps each
- * object's text, and reads build trees (or hand out the text: _text reads).
+ * object's text; reads by name, owner and labels hand out that text, and
+ * only ripple_kube_informer_each builds trees.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "watch_internal.h"
 #include "ripplex/logonce.h"
+#include "watch_internal.h"
 
 struct ripple_kube_informer {
   ripple_kube_watch_t *w;
@@ -127,47 +128,41 @@ int ripple_kube_informer_wait_synced(ripple_kube_informer_t *inf, uint32_t timeo
 }
 
 void ripple_kube_informer_stats(ripple_kube_informer_t *inf, ripple_kube_watch_stats_t *out) {
-  if (inf) ripple_kube_watch_stats(inf->w, out);
+  if (!out) return;
+  if (inf)
+    ripple_kube_watch_stats(inf->w, out);
+  else
+    memset(out, 0, sizeof *out);
 }
 
-json_t *ripple_kube_informer_get(ripple_kube_informer_t *inf, const char *ns, const char *name) {
-  return inf ? icache_get(&inf->cache, ns, name) : NULL;
-}
-
-size_t ripple_kube_informer_by_owner(ripple_kube_informer_t *inf, const char *uid,
-                                     void (*fn)(void *ud, json_t *obj), void *ud) {
-  return inf && uid ? icache_by_owner(&inf->cache, uid, fn, ud) : 0;
-}
-
-int ripple_kube_informer_select(ripple_kube_informer_t *inf, const char *ns, const char *selector,
-                                void (*fn)(void *ud, json_t *obj), void *ud, size_t *count) {
-  if (!inf) return RIPPLE_EINVAL;
-  return icache_select(&inf->cache, ns, selector, fn, ud, count);
-}
-
+/* Reads: see kube.h. Each checks what it cannot use before touching the
+ * cache, so fn is never called on a refused read. */
 int ripple_kube_informer_get_text(ripple_kube_informer_t *inf, const char *ns, const char *name,
                                   void (*fn)(void *ud, const char *json, size_t len), void *ud) {
   if (!inf || !fn) return RIPPLE_EINVAL;
   return icache_get_text(&inf->cache, ns, name, fn, ud);
 }
 
-size_t ripple_kube_informer_by_owner_text(ripple_kube_informer_t *inf, const char *uid,
-                                          void (*fn)(void *ud, const char *json, size_t len),
-                                          void *ud) {
-  return inf && uid && fn ? icache_by_owner_text(&inf->cache, uid, fn, ud) : 0;
+int ripple_kube_informer_by_owner_text(ripple_kube_informer_t *inf, const char *uid,
+                                       void (*fn)(void *ud, const char *json, size_t len),
+                                       void *ud) {
+  if (!inf || !uid || !fn) return RIPPLE_EINVAL;
+  icache_by_owner_text(&inf->cache, uid, fn, ud);
+  return RIPPLE_OK;
 }
 
 int ripple_kube_informer_select_text(ripple_kube_informer_t *inf, const char *ns,
                                      const char *selector,
-                                     void (*fn)(void *ud, const char *json, size_t len), void *ud,
-                                     size_t *count) {
+                                     void (*fn)(void *ud, const char *json, size_t len), void *ud) {
   if (!inf || !fn) return RIPPLE_EINVAL;
-  return icache_select_text(&inf->cache, ns, selector, fn, ud, count);
+  return icache_select_text(&inf->cache, ns, selector, fn, ud, NULL);
 }
 
-size_t ripple_kube_informer_each(ripple_kube_informer_t *inf, void (*fn)(void *ud, json_t *obj),
-                                 void *ud) {
-  return inf ? icache_each(&inf->cache, fn, ud) : 0;
+int ripple_kube_informer_each(ripple_kube_informer_t *inf, void (*fn)(void *ud, json_t *obj),
+                              void *ud) {
+  if (!inf || !fn) return RIPPLE_EINVAL;
+  icache_each(&inf->cache, fn, ud);
+  return RIPPLE_OK;
 }
 
 size_t ripple_kube_informer_size(ripple_kube_informer_t *inf) {

@@ -6,11 +6,11 @@
  * The cache holds the watch's records (watch_store.c): the objects' JSON text
  * and the fields the indexes need, shared by reference count with the watch's
  * own state, so caching an object costs a few hash slots on top of the text.
- * A read takes references under the read lock and builds the trees after
- * releasing it, so readers never hold the writer up for long, and every
- * reader gets its own tree: nobody can change what another one sees. Text
- * reads hand out the records' text itself, which is immutable, under the
- * reference the read holds: no tree, no copy.
+ * A read takes references under the read lock and hands out the records'
+ * text after releasing it, so readers never hold the writer up for long; the
+ * text is immutable and the read's reference keeps it alive: no tree, no
+ * copy. Only icache_each builds trees (outside the lock too), each the
+ * reader's own: nobody can change what another one sees.
  *
  * An index is a map from the index value ("app=web", an owner's uid) to the
  * set of records that have it, so adding or removing an object is a few hash
@@ -151,20 +151,15 @@ static void snap_add(snap_t *s, krec_t *r) {
   s->v[s->n++] = krec_ref(r);
 }
 
-/* Hand each snapshotted object (outside the lock) to fn as a tree or to tfn
- * as its text, and release it. Without either, count. */
-static size_t snap_run(snap_t *s, void (*fn)(void *ud, json_t *obj), icache_text_fn tfn, void *ud) {
-  size_t n = 0;
+/* Hand each snapshotted object (outside the lock) to fn as its text, and
+ * release it. Returns how many there were (without fn: only counts). */
+static size_t snap_run(snap_t *s, icache_text_fn fn, void *ud) {
   for (size_t i = 0; i < s->n; i++) {
-    json_t *t = fn ? krec_tree(s->v[i]) : NULL;
-    if (t || !fn) n++;
-    if (t) fn(ud, t);
-    if (tfn) tfn(ud, s->v[i]->json, s->v[i]->len);
-    json_decref(t);
+    if (fn) fn(ud, s->v[i]->json, s->v[i]->len);
     krec_unref(s->v[i]);
   }
   free(s->v);
-  return n;
+  return s->n;
 }
 
 /* The record under ns/name with a reference taken, or NULL. */
@@ -178,13 +173,6 @@ static krec_t *get_rec(icache_t *c, const char *ns, const char *name) {
   krec_t *r = krec_ref(kmap_get(&c->objs, key));
   pthread_rwlock_unlock(&c->lock);
   return r;
-}
-
-json_t *icache_get(icache_t *c, const char *ns, const char *name) {
-  krec_t *r = get_rec(c, ns, name);
-  json_t *t = r ? krec_tree(r) : NULL;
-  krec_unref(r);
-  return t;
 }
 
 int icache_get_text(icache_t *c, const char *ns, const char *name, icache_text_fn fn, void *ud) {
@@ -202,16 +190,10 @@ static void snap_owned(icache_t *c, const char *uid, snap_t *s) {
   pthread_rwlock_unlock(&c->lock);
 }
 
-size_t icache_by_owner(icache_t *c, const char *uid, void (*fn)(void *ud, json_t *obj), void *ud) {
-  snap_t s = {0};
-  snap_owned(c, uid, &s);
-  return snap_run(&s, fn, NULL, ud);
-}
-
 size_t icache_by_owner_text(icache_t *c, const char *uid, icache_text_fn fn, void *ud) {
   snap_t s = {0};
   snap_owned(c, uid, &s);
-  return snap_run(&s, NULL, fn, ud);
+  return snap_run(&s, fn, ud);
 }
 
 static int in_ns(const krec_t *r, const char *ns, size_t nslen) {
@@ -246,32 +228,33 @@ static int snap_selected(icache_t *c, const char *ns, const char *selector, snap
   return RIPPLE_OK;
 }
 
-int icache_select(icache_t *c, const char *ns, const char *selector,
-                  void (*fn)(void *ud, json_t *obj), void *ud, size_t *count) {
-  snap_t s = {0};
-  int rc = snap_selected(c, ns, selector, &s);
-  if (rc != RIPPLE_OK) return rc;
-  size_t n = snap_run(&s, fn, NULL, ud);
-  if (count) *count = n;
-  return RIPPLE_OK;
-}
-
 int icache_select_text(icache_t *c, const char *ns, const char *selector, icache_text_fn fn,
                        void *ud, size_t *count) {
   snap_t s = {0};
   int rc = snap_selected(c, ns, selector, &s);
   if (rc != RIPPLE_OK) return rc;
-  size_t n = snap_run(&s, NULL, fn, ud);
+  size_t n = snap_run(&s, fn, ud);
   if (count) *count = n;
   return RIPPLE_OK;
 }
 
+/* Trees are built outside the lock, one at a time: each is the reader's own
+ * for the call. Without fn, count. */
 size_t icache_each(icache_t *c, void (*fn)(void *ud, json_t *obj), void *ud) {
   snap_t s = {0};
   pthread_rwlock_rdlock(&c->lock);
   kmap_foreach(&c->objs, i) snap_add(&s, c->objs.slots[i].val);
   pthread_rwlock_unlock(&c->lock);
-  return snap_run(&s, fn, NULL, ud);
+  size_t n = 0;
+  for (size_t i = 0; i < s.n; i++) {
+    json_t *t = fn ? krec_tree(s.v[i]) : NULL;
+    if (t || !fn) n++;
+    if (t) fn(ud, t);
+    json_decref(t);
+    krec_unref(s.v[i]);
+  }
+  free(s.v);
+  return n;
 }
 
 size_t icache_size(icache_t *c) {

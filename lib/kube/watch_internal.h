@@ -247,14 +247,10 @@ int icache_init(icache_t *c);
 void icache_free(icache_t *c);
 /* Apply a change under the write lock. */
 int icache_apply(icache_t *c, const wchange_t *ch);
-/* Reads take the read lock and build trees after releasing it; fn gets new
+/* Every object as a tree, built after the read lock is released; fn gets new
  * references it must not keep without json_incref. */
-json_t *icache_get(icache_t *c, const char *ns, const char *name);
-size_t icache_by_owner(icache_t *c, const char *uid, void (*fn)(void *ud, json_t *obj), void *ud);
-int icache_select(icache_t *c, const char *ns, const char *selector,
-                  void (*fn)(void *ud, json_t *obj), void *ud, size_t *count);
 size_t icache_each(icache_t *c, void (*fn)(void *ud, json_t *obj), void *ud);
-/* The same reads as text: fn gets a record's JSON text (NUL-terminated at
+/* Reads as text: fn gets a record's JSON text (NUL-terminated at
  * json[len]), valid during the call; no tree is built. icache_get_text is
  * RIPPLE_ENOENT when nothing is cached under ns/name. */
 typedef void (*icache_text_fn)(void *ud, const char *json, size_t len);

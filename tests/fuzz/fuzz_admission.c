@@ -1,7 +1,8 @@
 /*
  * fuzz_admission.c - libFuzzer target for the webhook's request path: an
  * AdmissionReview body through decoding, the decision (with a few related
- * objects served by a fixed lookup) and the answer.
+ * objects served as text by a fixed lookup, the way the informers serve them)
+ * and the answer.
  *
  * Properties: every body gets 200 or 400; a 200 answer is a JSON
  * AdmissionReview that allows the write, and its patch (if any) is base64 of
@@ -10,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wh.h"
 #include "ripplex/sbuf.h"
+#include "wh.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,33 +29,32 @@ static const char *const objects[] = {
     "\"selector\":{\"app\":\"w\"}}}",
 };
 enum { N = sizeof objects / sizeof objects[0] };
+static const char *kinds[N], *names[N]; /* into objs */
 static json_t *objs[N];
 
-static json_t *f_get(void *ud, const char *kind, const char *ns, const char *name) {
+/* The engine's text lookup (wh.h), as the program's informers serve it: the
+ * objects' text, for any namespace, owner or selector. */
+static void f_get(void *ud, const char *kind, const char *ns, const char *name, wh_text_fn fn,
+                  void *fud) {
   (void)ud, (void)ns;
-  for (size_t i = 0; i < N; i++) {
-    const char *k = json_string_value(json_object_get(objs[i], "kind"));
-    const char *n =
-        json_string_value(json_object_get(json_object_get(objs[i], "metadata"), "name"));
-    if (!strcmp(k, kind) && !strcmp(n, name)) return json_deep_copy(objs[i]);
-  }
-  return NULL;
+  for (size_t i = 0; i < N; i++)
+    if (!strcmp(kinds[i], kind) && !strcmp(names[i], name)) fn(fud, objects[i], strlen(objects[i]));
 }
 
-static void f_each(void *ud, const char *kind, const char *x, wh_each_fn fn, void *fud) {
+static void f_each(void *ud, const char *kind, const char *x, wh_text_fn fn, void *fud) {
   (void)ud, (void)x;
-  for (size_t i = 0; i < N; i++) {
-    if (strcmp(json_string_value(json_object_get(objs[i], "kind")), kind) != 0) continue;
-    json_t *c = json_deep_copy(objs[i]);
-    fn(fud, c);
-    json_decref(c);
-  }
+  for (size_t i = 0; i < N; i++)
+    if (!strcmp(kinds[i], kind)) fn(fud, objects[i], strlen(objects[i]));
 }
 
-static void f_select(void *ud, const char *kind, const char *ns, const char *sel, wh_each_fn fn,
+static void f_select(void *ud, const char *kind, const char *ns, const char *sel, wh_text_fn fn,
                      void *fud) {
   (void)ns, (void)sel;
   f_each(ud, kind, NULL, fn, fud);
+}
+
+static void f_want(void *ud, const char *api_version, const char *kind) {
+  (void)ud, (void)api_version, (void)kind;
 }
 
 static void check_answer(const sbuf_t *out, int status) {
@@ -74,12 +74,16 @@ static void check_answer(const sbuf_t *out, int status) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static wh_t *w;
   if (!w) {
-    for (size_t i = 0; i < N; i++)
+    for (size_t i = 0; i < N; i++) {
       if (!(objs[i] = json_loads(objects[i], 0, NULL))) abort();
+      kinds[i] = json_string_value(json_object_get(objs[i], "kind"));
+      names[i] = json_string_value(json_object_get(json_object_get(objs[i], "metadata"), "name"));
+      if (!kinds[i] || !names[i]) abort();
+    }
     ripple_log_setup("fuzz", RIPPLE_LOG_ERROR, NULL, NULL);
     wh_opts_t o = {.nexclude_ns = 1};
     o.exclude_ns[0] = "ripple-system";
-    o.lookup = (wh_lookup_t){f_get, f_each, f_select, NULL};
+    o.text_lookup = (wh_text_lookup_t){f_get, f_want, f_each, f_select, NULL};
     if (wh_new(&o, &w) != RIPPLE_OK) abort();
   }
   sbuf_t out;

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wh_fixture.h"
 #include "ripplex/sbuf.h"
+#include "wh_fixture.h"
 
 #define RS_SA "system:serviceaccount:kube-system:replicaset-controller"
 #define GC_SA "system:serviceaccount:kube-system:generic-garbage-collector"
@@ -172,6 +172,8 @@ static void test_operator_custom_resource_owner(void **state) {
   assert_string_equal(id, X_CPID);
   assert_string_equal(f->cap->sp[0].service, "ripple-operator");
   assert_non_null(strstr(f->patch, X_CPID));
+  /* The owner's kind is one the program's cache starts watching. */
+  assert_true(world_wanted(&f->world, "lab.ripple.dev/v1 RippleApp"));
 }
 
 /* A CronJob's run: a CPID of its own (spontaneous), made from the CronJob's,

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a lookup over a fixed set of objects -------------------------------- */
+/* ---- the engine's text lookup over a hand-built world ---------------------- */
 
 const char *jstr(const json_t *o, const char *a, const char *b) {
   const json_t *v = json_object_get(o, a);
@@ -16,121 +16,109 @@ const char *jstr(const json_t *o, const char *a, const char *b) {
   return json_is_string(v) ? json_string_value(v) : "";
 }
 
-static json_t *w_get(void *ud, const char *kind, const char *ns, const char *name) {
-  world_t *w = ud;
-  for (size_t i = 0; i < w->n; i++)
-    if (!strcmp(jstr(w->objs[i], "kind", NULL), kind) &&
-        !strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) &&
-        !strcmp(jstr(w->objs[i], "metadata", "name"), name))
-      return json_deep_copy(w->objs[i]);
-  return NULL;
-}
-
-static void w_by_owner(void *ud, const char *kind, const char *uid, wh_each_fn fn, void *fud) {
-  world_t *w = ud;
-  for (size_t i = 0; i < w->n; i++) {
-    if (strcmp(jstr(w->objs[i], "kind", NULL), kind) != 0) continue;
-    const json_t *refs =
-        json_object_get(json_object_get(w->objs[i], "metadata"), "ownerReferences");
-    size_t k;
-    const json_t *ref;
-    json_array_foreach(refs, k, ref) {
-      if (!strcmp(jstr(ref, "uid", NULL), uid)) {
-        json_t *copy = json_deep_copy(w->objs[i]);
-        fn(fud, copy);
-        json_decref(copy);
-      }
-    }
-  }
-}
-
-/* Only "k=v" selectors, as the engine makes them for one-label Services. */
-static void w_select(void *ud, const char *kind, const char *ns, const char *sel, wh_each_fn fn,
-                     void *fud) {
-  world_t *w = ud;
-  char k[64], v[64];
-  assert_int_equal(sscanf(sel, "%63[^=]=%63s", k, v), 2);
-  for (size_t i = 0; i < w->n; i++) {
-    const json_t *labels = json_object_get(json_object_get(w->objs[i], "metadata"), "labels");
-    if (strcmp(jstr(w->objs[i], "kind", NULL), kind) != 0 ||
-        strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) != 0 ||
-        strcmp(jstr(labels, k, NULL), v) != 0)
-      continue;
-    json_t *copy = json_deep_copy(w->objs[i]);
-    fn(fud, copy);
-    json_decref(copy);
-  }
+static json_t *parse(const char *json) {
+  json_error_t je;
+  json_t *o = json_loads(json, 0, &je);
+  if (!json_is_object(o)) fail_msg("bad test object: %s: %s", je.text, json);
+  return o;
 }
 
 void world_add(world_t *w, const char *json) {
-  json_error_t je;
-  json_t *o = json_loads(json, 0, &je);
-  if (!o) fail_msg("bad test object: %s: %s", je.text, json);
+  json_decref(parse(json));
   assert_true(w->n < OBJS_MAX);
-  w->text[w->n] = strdup(json);
-  w->objs[w->n++] = o;
+  w->text[w->n++] = strdup(json);
 }
 
-/* The same world as text, as the informers serve it (the program's lookup):
- * each text is handed over from a copy freed right after the call, so a
- * callback that kept it would be caught by ASan. */
-static void w_text(const world_t *w, size_t i, wh_text_fn fn, void *fud) {
+void world_set(world_t *w, size_t i, const char *json) {
+  assert_true(i < w->n);
+  json_decref(parse(json));
+  free(w->text[i]);
+  w->text[i] = strdup(json);
+}
+
+int world_wanted(const world_t *w, const char *api_version_kind) {
+  for (size_t i = 0; i < w->nwanted; i++)
+    if (!strcmp(w->wanted[i], api_version_kind)) return 1;
+  return 0;
+}
+
+/* What an informer's index would find: object i when it is of kind and in ns
+ * (NULL: any namespace), parsed here for the test's matching only. */
+static json_t *candidate(const world_t *w, size_t i, const char *kind, const char *ns) {
+  json_t *o = parse(w->text[i]);
+  if (strcmp(jstr(o, "kind", NULL), kind) != 0 ||
+      (ns && strcmp(jstr(o, "metadata", "namespace"), ns) != 0)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* Hand object i's text over as the informers do: borrowed for the call, from
+ * a copy freed right after it, so a callback that kept it is caught by ASan. */
+static void serve(const world_t *w, size_t i, wh_text_fn fn, void *fud) {
   char *copy = strdup(w->text[i]);
   fn(fud, copy, strlen(copy));
   free(copy);
 }
 
-static void w_get_text(void *ud, const char *kind, const char *ns, const char *name, wh_text_fn fn,
-                       void *fud) {
-  world_t *w = ud;
-  for (size_t i = 0; i < w->n; i++)
-    if (!strcmp(jstr(w->objs[i], "kind", NULL), kind) &&
-        !strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) &&
-        !strcmp(jstr(w->objs[i], "metadata", "name"), name))
-      w_text(w, i, fn, fud);
-}
-
-static void w_by_owner_text(void *ud, const char *kind, const char *uid, wh_text_fn fn, void *fud) {
+static void w_get(void *ud, const char *kind, const char *ns, const char *name, wh_text_fn fn,
+                  void *fud) {
   world_t *w = ud;
   for (size_t i = 0; i < w->n; i++) {
-    if (strcmp(jstr(w->objs[i], "kind", NULL), kind) != 0) continue;
-    const json_t *refs =
-        json_object_get(json_object_get(w->objs[i], "metadata"), "ownerReferences");
-    size_t k;
-    const json_t *ref;
-    json_array_foreach(refs, k, ref) {
-      if (!strcmp(jstr(ref, "uid", NULL), uid)) w_text(w, i, fn, fud);
-    }
+    json_t *o = candidate(w, i, kind, ns);
+    int hit = o && !strcmp(jstr(o, "metadata", "name"), name);
+    json_decref(o);
+    if (hit) serve(w, i, fn, fud);
   }
 }
 
-static void w_select_text(void *ud, const char *kind, const char *ns, const char *sel,
-                          wh_text_fn fn, void *fud) {
+static void w_want(void *ud, const char *api_version, const char *kind) {
+  world_t *w = ud;
+  char k[160];
+  snprintf(k, sizeof k, "%s %s", api_version, kind);
+  if (!world_wanted(w, k) && w->nwanted < WANTED_MAX)
+    snprintf(w->wanted[w->nwanted++], sizeof w->wanted[0], "%s", k);
+}
+
+static void w_by_owner(void *ud, const char *kind, const char *uid, wh_text_fn fn, void *fud) {
+  world_t *w = ud;
+  for (size_t i = 0; i < w->n; i++) {
+    json_t *o = candidate(w, i, kind, NULL);
+    const json_t *refs = json_object_get(json_object_get(o, "metadata"), "ownerReferences");
+    size_t k;
+    const json_t *ref;
+    int hit = 0;
+    json_array_foreach(refs, k, ref) hit |= !strcmp(jstr(ref, "uid", NULL), uid);
+    json_decref(o);
+    if (hit) serve(w, i, fn, fud);
+  }
+}
+
+/* Only "k=v" selectors, as the engine makes them for one-label Services. */
+static void w_select(void *ud, const char *kind, const char *ns, const char *sel, wh_text_fn fn,
+                     void *fud) {
   world_t *w = ud;
   char k[64], v[64];
   assert_int_equal(sscanf(sel, "%63[^=]=%63s", k, v), 2);
   for (size_t i = 0; i < w->n; i++) {
-    const json_t *labels = json_object_get(json_object_get(w->objs[i], "metadata"), "labels");
-    if (!strcmp(jstr(w->objs[i], "kind", NULL), kind) &&
-        !strcmp(jstr(w->objs[i], "metadata", "namespace"), ns) && !strcmp(jstr(labels, k, NULL), v))
-      w_text(w, i, fn, fud);
+    json_t *o = candidate(w, i, kind, ns);
+    const json_t *labels = json_object_get(json_object_get(o, "metadata"), "labels");
+    int hit = o && !strcmp(jstr(labels, k, NULL), v);
+    json_decref(o);
+    if (hit) serve(w, i, fn, fud);
   }
 }
 
 /* ---- fixture -------------------------------------------------------------- */
 
-/* trees: serve related objects through the tree lookup (older callers),
- * else as text (the program's way). */
-static int setup_lookup(void **state, int trees) {
+int setup(void **state) {
   fx_t *f = calloc(1, sizeof *f);
   f->cap = capture_new(42);
   ripple_tracer_opts_t to = capture_opts(f->cap, "x", 10);
   wh_opts_t o = {.max_ancestors = 10, .nexclude_ns = 1, .sink = to.sink};
   o.exclude_ns[0] = "ripple-system";
-  if (trees)
-    o.lookup = (wh_lookup_t){w_get, w_by_owner, w_select, &f->world};
-  else
-    o.text_lookup = (wh_text_lookup_t){w_get_text, NULL, w_by_owner_text, w_select_text, &f->world};
+  o.text_lookup = (wh_text_lookup_t){w_get, w_want, w_by_owner, w_select, &f->world};
   o.users = &f->users;
   o.clock_ns = to.clock_ns, o.random = to.random, o.hook_ud = to.hook_ud;
   assert_int_equal(wh_new(&o, &f->w), RIPPLE_OK);
@@ -138,13 +126,10 @@ static int setup_lookup(void **state, int trees) {
   return 0;
 }
 
-int setup(void **state) { return setup_lookup(state, 0); }
-int setup_trees(void **state) { return setup_lookup(state, 1); }
-
 int teardown(void **state) {
   fx_t *f = *state;
   wh_free(f->w);
-  for (size_t i = 0; i < f->world.n; i++) json_decref(f->world.objs[i]), free(f->world.text[i]);
+  for (size_t i = 0; i < f->world.n; i++) free(f->world.text[i]);
   json_decref(f->answer);
   free(f->cap);
   free(f);

@@ -1,8 +1,9 @@
 /*
  * wh_fixture.h - the webhook engine's unit-test fixture: an engine whose
- * related objects come from a hand-built world of JSON objects (served as
- * text, as the informers serve them, or as trees), AdmissionReview bodies
- * built from their parts, and the answers decoded.
+ * related objects come from a hand-built world of JSON objects, served
+ * through the engine's text lookup (wh.h) as the program's informers serve
+ * them, AdmissionReview bodies built from their parts, and the answers
+ * decoded.
  */
 #ifndef RIPPLE_TESTS_WH_FIXTURE_H
 #define RIPPLE_TESTS_WH_FIXTURE_H
@@ -11,10 +12,13 @@
 #include "wh.h"
 
 #define OBJS_MAX 32
+#define WANTED_MAX 8
 typedef struct world {
-  json_t *objs[OBJS_MAX];
-  char *text[OBJS_MAX]; /* each object's text as the test wrote it */
+  char *text[OBJS_MAX]; /* each object's JSON text, as an informer holds it */
   size_t n;
+  /* "apiVersion kind" of each kind the engine asked to keep (want), in order */
+  char wanted[WANTED_MAX][160];
+  size_t nwanted;
 } world_t;
 
 typedef struct fx {
@@ -28,10 +32,14 @@ typedef struct fx {
 
 /* a.b of o as a string, "" when absent (b may be NULL). */
 const char *jstr(const json_t *o, const char *a, const char *b);
+/* Add an object (JSON text, checked) to the world; it is found from then on. */
 void world_add(world_t *w, const char *json);
-/* cmocka setups: related objects as text (the program's way) or trees. */
+/* Object i changed: the lookup serves this text from now on. */
+void world_set(world_t *w, size_t i, const char *json);
+/* Whether the engine asked to keep "apiVersion kind". */
+int world_wanted(const world_t *w, const char *api_version_kind);
+/* cmocka setup and teardown of an fx_t. */
 int setup(void **state);
-int setup_trees(void **state);
 int teardown(void **state);
 /* An AdmissionReview from its parts; object/old are JSON text or "null". */
 void review(char *buf, size_t cap, const char *op, const char *user, const char *kind,

@@ -117,35 +117,68 @@ static void count(void *ud, json_t *obj) {
   (*(size_t *)ud)++;
 }
 
+static void count_text(void *ud, const char *json, size_t len) {
+  (void)json, (void)len;
+  (*(size_t *)ud)++;
+}
+
+static void take_tree(void *ud, const char *json, size_t len) {
+  json_t **out = ud;
+  json_decref(*out);
+  *out = json_loadb(json, len, 0, NULL);
+  assert_non_null(*out);
+}
+
+/* ns/name from the cache as a tree, or NULL when the read says it is not
+ * cached (RIPPLE_ENOENT). */
+static json_t *cached(ripple_kube_informer_t *inf, const char *ns, const char *name) {
+  json_t *obj = NULL;
+  int rc = ripple_kube_informer_get_text(inf, ns, name, take_tree, &obj);
+  if (rc == RIPPLE_ENOENT)
+    assert_null(obj);
+  else
+    assert_int_equal(rc, RIPPLE_OK);
+  return obj;
+}
+
 /* ---- the cache and its indexes -------------------------------------------------------- */
 
 static size_t selected(ripple_kube_informer_t *inf, const char *ns, const char *sel) {
-  size_t n = 0, calls = 0;
-  assert_int_equal(ripple_kube_informer_select(inf, ns, sel, count, &calls, &n), RIPPLE_OK);
-  assert_int_equal(n, calls);
+  size_t n = 0;
+  assert_int_equal(ripple_kube_informer_select_text(inf, ns, sel, count_text, &n), RIPPLE_OK);
+  return n;
+}
+
+static size_t owned(ripple_kube_informer_t *inf, const json_t *owner) {
+  size_t n = 0;
+  assert_int_equal(
+      ripple_kube_informer_by_owner_text(inf, lab_str(owner, "metadata.uid"), count_text, &n),
+      RIPPLE_OK);
   return n;
 }
 
 static void check_indexes(ripple_kube_informer_t *inf, const char *ns, const json_t *owner,
                           const json_t *w1) {
   assert_int_equal(ripple_kube_informer_size(inf), 5); /* + kube-root-ca.crt */
-  json_t *got = ripple_kube_informer_get(inf, ns, "w1");
+  json_t *got = cached(inf, ns, "w1");
   assert_non_null(got);
   assert_string_equal(lab_str(got, "metadata.resourceVersion"),
                       lab_str(w1, "metadata.resourceVersion"));
   assert_string_equal(lab_str(got, "data.v"), "0");
   json_decref(got);
-  assert_null(ripple_kube_informer_get(inf, ns, "nothing"));
-  size_t n = 0;
-  assert_int_equal(ripple_kube_informer_by_owner(inf, lab_str(owner, "metadata.uid"), count, &n),
-                   2);
+  assert_null(cached(inf, ns, "nothing"));
+  assert_int_equal(owned(inf, owner), 2);
   assert_int_equal(selected(inf, ns, "app=web"), 2);
   assert_int_equal(selected(inf, NULL, "app=web,tier!=back"), 1);
   assert_int_equal(selected(inf, ns, "app in (web,db)"), 3);
   assert_int_equal(selected(inf, ns, "!app"), 2); /* owner, kube-root-ca.crt */
   assert_int_equal(selected(inf, "elsewhere", "app=web"), 0);
-  assert_int_equal(ripple_kube_informer_select(inf, ns, "app in (web", NULL, NULL, &n),
+  size_t n = 0;
+  assert_int_equal(ripple_kube_informer_select_text(inf, ns, "app in (web", count_text, &n),
                    RIPPLE_EINVAL);
+  assert_int_equal(n, 0);
+  assert_int_equal(ripple_kube_informer_each(inf, count, &n), RIPPLE_OK);
+  assert_int_equal(n, 5);
 }
 
 static void cache_indexes_callbacks(void **state) {
@@ -181,8 +214,7 @@ static void cache_indexes_callbacks(void **state) {
     ripple_kube_informer_t *x = i ? bare : inf;
     assert_int_equal(selected(x, ns, "app=web"), 0);
     assert_int_equal(selected(x, ns, "app=db"), 2);
-    assert_int_equal(ripple_kube_informer_by_owner(x, lab_str(owner, "metadata.uid"), NULL, NULL),
-                     1);
+    assert_int_equal(owned(x, owner), 1);
   }
   ripple_kube_informer_free(bare);
   ripple_kube_informer_free(inf);
@@ -323,17 +355,20 @@ static void compaction_forces_relist(void **state) {
 typedef struct reader {
   ripple_kube_informer_t *inf;
   const char *ns;
-  atomic_int stop;
+  atomic_int stop, failed;
   size_t reads;
 } reader_t;
 
 static void *read_loop(void *arg) {
   reader_t *r = arg;
   while (!atomic_load(&r->stop)) {
-    json_decref(ripple_kube_informer_get(r->inf, r->ns, "cm-1"));
+    /* No cmocka assertions off the main thread: failures are counted. */
     size_t n = 0;
-    ripple_kube_informer_select(r->inf, r->ns, "app=churn", count, &n, NULL);
-    ripple_kube_informer_each(r->inf, count, &n);
+    int rc = ripple_kube_informer_get_text(r->inf, r->ns, "cm-1", count_text, &n);
+    if (rc != RIPPLE_OK && rc != RIPPLE_ENOENT) atomic_fetch_add(&r->failed, 1);
+    if (ripple_kube_informer_select_text(r->inf, r->ns, "app=churn", count_text, &n) != RIPPLE_OK)
+      atomic_fetch_add(&r->failed, 1);
+    if (ripple_kube_informer_each(r->inf, count, &n) != RIPPLE_OK) atomic_fetch_add(&r->failed, 1);
     r->reads += 3;
   }
   return NULL;
@@ -345,7 +380,7 @@ static void timeouts_and_readers(void **state) {
   char ns[64], name[32], val[16];
   lab_ns_new(c, "ripple-inf", ns, sizeof ns);
   ripple_kube_informer_t *inf = start(c, ns, NULL, 1);
-  reader_t r = {inf, ns, 0, 0};
+  reader_t r = {inf, ns, 0, 0, 0};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, read_loop, &r), 0);
   for (int i = 0; i < 40; i++) {
@@ -367,6 +402,7 @@ static void timeouts_and_readers(void **state) {
   assert_true(s.reconnects >= 3);
   assert_int_equal(s.bad_events, 0);
   assert_true(r.reads > 0);
+  assert_int_equal(atomic_load(&r.failed), 0);
   ripple_kube_informer_free(inf);
   lab_ns_delete(c, ns);
   ripple_kube_client_free(c);
