@@ -67,7 +67,7 @@ int ripple_kube_client_new(const ripple_kube_config_t *cfg, const ripple_kube_cl
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, global_init);
   ripple_kube_client_t *c = calloc(1, sizeof *c);
-  if (!c || !(c->cfg = kube_config_dup(cfg))) {
+  if (!c || kube_config_dup(cfg, &c->cfg) != RIPPLE_OK) {
     free(c);
     return RIPPLE_ENOMEM;
   }

@@ -156,16 +156,15 @@ static int yblob(loader_t *ld, const json_t *map, const char *datakey, const cha
   if (rc == RIPPLE_OK) rc = ystr(ld, map, filekey, &path);
   if (rc != RIPPLE_OK) return rc;
   if (data) { /* client-go: the data wins over the file */
-    if (!(*out = kube_b64_decode(data))) {
-      if (errno == ENOMEM) return sfail(ld, "%s: out of memory", datakey);
-      return sfail(ld, "%s: not valid base64", datakey);
-    }
+    rc = kube_b64_decode(data, out);
+    if (rc == RIPPLE_ENOMEM) return sfail(ld, "%s: out of memory", datakey);
+    if (rc != RIPPLE_OK) return sfail(ld, "%s: not valid base64", datakey);
     return RIPPLE_OK;
   }
   if (!path) return RIPPLE_OK;
   char *full = kube_path_join(ld->scope_file->dir, path);
   if (!full) return sfail(ld, "%s: out of memory", filekey);
-  int e = kube_read_file(full, out, NULL);
+  int e = kube_read_file(full, out, NULL) == RIPPLE_OK ? 0 : errno;
   if (e) rc = sfail(ld, "%s %s: %s", filekey, full, strerror(e));
   free(full);
   return rc;
@@ -263,7 +262,7 @@ static int load_file(loader_t *ld, const char *path, int tolerate_missing, int *
   if (!f->dir) return lfail(ld, "out of memory");
   char *text;
   size_t len;
-  int e = kube_read_file(f->path, &text, &len);
+  int e = kube_read_file(f->path, &text, &len) == RIPPLE_OK ? 0 : errno;
   if (e == ENOENT && tolerate_missing) {
     *missing = 1;
     return RIPPLE_OK;
@@ -361,7 +360,7 @@ static int load_token_file(loader_t *ld, const json_t *m, ripple_kube_config_t *
   if (!(c->token_file = kube_path_join(ld->scope_file->dir, tf))) return sfail(ld, "out of memory");
   /* Read now so a typo is reported here, not at the first request. */
   char *text;
-  int e = kube_read_file(c->token_file, &text, NULL);
+  int e = kube_read_file(c->token_file, &text, NULL) == RIPPLE_OK ? 0 : errno;
   if (e) return sfail(ld, "tokenFile %s: %s", c->token_file, strerror(e));
   free(text);
   return RIPPLE_OK;
@@ -581,7 +580,7 @@ static int load_exec(loader_t *ld, const json_t *m, ripple_kube_config_t *c) {
 static int sa_read(loader_t *ld, const char *dir, const char *name, int required, char **out) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  int e = kube_read_file(path, out, NULL);
+  int e = kube_read_file(path, out, NULL) == RIPPLE_OK ? 0 : errno;
   if (e == ENOENT && !required) return RIPPLE_OK;
   if (e) return lfail(ld, "in-cluster: %s: %s", path, strerror(e));
   if (!strcmp(name, "ca.crt")) return RIPPLE_OK; /* PEM, used as is */

@@ -20,7 +20,7 @@ static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 /* FILE_MAX bounds what a kubeconfig can make us read (/dev/zero...). */
 int kube_read_file(const char *path, char **out, size_t *len) {
   FILE *f = fopen(path, "rb");
-  if (!f) return errno;
+  if (!f) return RIPPLE_ESYS;
   sbuf_t b;
   sbuf_init(&b);
   char buf[8192];
@@ -36,8 +36,10 @@ int kube_read_file(const char *path, char **out, size_t *len) {
   if (!e && ferror(f)) e = errno ? errno : EIO;
   fclose(f);
   if (!e && sbuf_take(&b, out, len) != RIPPLE_OK) e = ENOMEM;
-  if (e) sbuf_free(&b);
-  return e;
+  if (!e) return RIPPLE_OK;
+  sbuf_free(&b);
+  errno = e;
+  return e == ENOMEM ? RIPPLE_ENOMEM : RIPPLE_ESYS;
 }
 
 /* kubectl resolves relative paths in a kubeconfig against its directory. */
@@ -64,10 +66,10 @@ static int b64val(unsigned char ch) {
 
 /* Standard base64 (what Go's []byte fields use); whitespace is skipped as
  * YAML folding may leave some, padding is optional. NULL if invalid. */
-char *kube_b64_decode(const char *s) {
+int kube_b64_decode(const char *s, char **res) {
   size_t n = strlen(s);
   char *out = malloc(n / 4 * 3 + 4);
-  if (!out) return NULL;
+  if (!out) return RIPPLE_ENOMEM;
   size_t o = 0, k = 0, pad = 0;
   uint32_t acc = 0;
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -88,11 +90,11 @@ char *kube_b64_decode(const char *s) {
   if (k == 2) out[o++] = (char)(acc >> 4);
   if (k == 3) out[o++] = (char)(acc >> 10), out[o++] = (char)(acc >> 2);
   out[o] = '\0';
-  return out;
+  *res = out;
+  return RIPPLE_OK;
 bad:
   free(out);
-  errno = EINVAL;
-  return NULL;
+  return RIPPLE_EINVAL;
 }
 
 void kube_b64_encode(sbuf_t *b, const char *s, size_t n) {
@@ -154,10 +156,9 @@ void ripple_kube_config_free(ripple_kube_config_t *c) {
     if (c->f && !d->f) oom = 1; \
   } while (0)
 
-ripple_kube_config_t *kube_config_dup(const ripple_kube_config_t *c) {
-  if (!c) return NULL;
+int kube_config_dup(const ripple_kube_config_t *c, ripple_kube_config_t **out) {
   ripple_kube_config_t *d = calloc(1, sizeof *d);
-  if (!d) return NULL;
+  if (!d) return RIPPLE_ENOMEM;
   int oom = 0;
   DUP(context);
   DUP(server);
@@ -172,10 +173,11 @@ ripple_kube_config_t *kube_config_dup(const ripple_kube_config_t *c) {
   DUP(tls_server_name);
   DUP(proxy_url);
   d->insecure = c->insecure;
-  d->exec = kube_exec_dup(c->exec, &oom);
+  if (kube_exec_dup(c->exec, &d->exec) != RIPPLE_OK) oom = 1;
   if (oom) {
     ripple_kube_config_free(d);
-    return NULL;
+    return RIPPLE_ENOMEM;
   }
-  return d;
+  *out = d;
+  return RIPPLE_OK;
 }

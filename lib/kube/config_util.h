@@ -10,20 +10,22 @@
 #include "ripplex/sbuf.h"
 
 /* Read a whole file (at most 16 MiB), NUL-terminated into *out (free it).
- * Returns 0 or an errno value. len may be NULL. */
+ * RIPPLE_OK, or RIPPLE_ESYS / RIPPLE_ENOMEM with errno saying why (EFBIG for
+ * a larger file). len may be NULL. */
 int kube_read_file(const char *path, char **out, size_t *len);
 
 /* p if absolute, else dir/p: kubectl resolves relative paths in a kubeconfig
  * against the file's directory. NULL when out of memory. */
 char *kube_path_join(const char *dir, const char *p);
 
-/* Standard base64 (Go's []byte in YAML); whitespace is skipped, padding is
- * optional. NULL with errno EINVAL (invalid) or ENOMEM. */
-char *kube_b64_decode(const char *s);
+/* Standard base64 (Go's []byte in YAML) into *out (free it); whitespace is
+ * skipped, padding is optional. RIPPLE_EINVAL for invalid input, or
+ * RIPPLE_ENOMEM. */
+int kube_b64_decode(const char *s, char **out);
 void kube_b64_encode(sbuf_t *b, const char *s, size_t n);
 
-/* A deep copy; sets *oom when some part could not be copied (the copy is
- * still safe to kube_exec_free). */
-kube_exec_t *kube_exec_dup(const kube_exec_t *e, int *oom);
+/* A deep copy into *out (NULL for no exec section): RIPPLE_OK or
+ * RIPPLE_ENOMEM. */
+int kube_exec_dup(const kube_exec_t *e, kube_exec_t **out);
 
 #endif

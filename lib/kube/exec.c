@@ -332,15 +332,21 @@ static char **strv_dup(char **v, int *oom) {
   return d;
 }
 
-kube_exec_t *kube_exec_dup(const kube_exec_t *e, int *oom) {
-  if (!e) return NULL;
+int kube_exec_dup(const kube_exec_t *e, kube_exec_t **out) {
+  *out = NULL;
+  if (!e) return RIPPLE_OK;
   kube_exec_t *x = calloc(1, sizeof *x);
-  if (!x) return *oom = 1, NULL;
+  if (!x) return RIPPLE_ENOMEM;
+  int oom = 0;
   x->command = e->command ? strdup(e->command) : NULL;
   x->api_version = e->api_version ? strdup(e->api_version) : NULL;
-  x->args = strv_dup(e->args, oom);
-  x->env = strv_dup(e->env, oom);
+  x->args = strv_dup(e->args, &oom);
+  x->env = strv_dup(e->env, &oom);
   x->interactive = e->interactive;
-  if ((e->command && !x->command) || (e->api_version && !x->api_version)) *oom = 1;
-  return x;
+  if (oom || (e->command && !x->command) || (e->api_version && !x->api_version)) {
+    kube_exec_free(x);
+    return RIPPLE_ENOMEM;
+  }
+  *out = x;
+  return RIPPLE_OK;
 }

@@ -42,8 +42,8 @@ struct ripple_kube_config {
   int insecure; /* insecure-skip-tls-verify */
 };
 
-/* A deep copy (the client keeps its own). NULL when out of memory. */
-ripple_kube_config_t *kube_config_dup(const ripple_kube_config_t *c);
+/* A deep copy (the client keeps its own): RIPPLE_OK or RIPPLE_ENOMEM. */
+int kube_config_dup(const ripple_kube_config_t *c, ripple_kube_config_t **out);
 
 /* Run the credential plugin: a token, or a client certificate and key, and
  * when they expire (0: never). Fills st->message on failure. */

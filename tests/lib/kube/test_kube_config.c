@@ -115,8 +115,8 @@ static void test_admin(void **state) {
   assert_null(c->token);
   assert_null(c->exec);
   assert_int_equal(c->insecure, 0);
-  ripple_kube_config_t *d = kube_config_dup(c);
-  assert_non_null(d);
+  ripple_kube_config_t *d = NULL;
+  assert_int_equal(kube_config_dup(c, &d), RIPPLE_OK);
   assert_string_equal(d->key_pem, "KEY\n");
   assert_ptr_not_equal(d->key_pem, c->key_pem);
   ripple_kube_config_free(c);
@@ -509,8 +509,8 @@ static void test_exec_section(void **state) {
   assert_string_equal(json_string_value(json_object_get(cfg, "audience")), "lab");
   assert_int_equal(json_integer_value(json_object_get(cfg, "n")), 3);
   json_decref(info);
-  ripple_kube_config_t *d = kube_config_dup(c);
-  assert_non_null(d);
+  ripple_kube_config_t *d = NULL;
+  assert_int_equal(kube_config_dup(c, &d), RIPPLE_OK);
   assert_string_equal(d->exec->args[2], "--x=1");
   assert_string_equal(d->exec->api_version, "client.authentication.k8s.io/v1");
   ripple_kube_config_free(d);
@@ -669,8 +669,8 @@ static void test_base64_codec(void **state) {
     size_t n = i == 5 ? 3 : strlen(in[i]);
     kube_b64_encode(&b, in[i], n);
     sbuf_putc(&b, '\0');
-    char *d = kube_b64_decode(b.p);
-    assert_non_null(d);
+    char *d = NULL;
+    assert_int_equal(kube_b64_decode(b.p, &d), RIPPLE_OK);
     assert_memory_equal(d, in[i], n);
     free(d);
     sbuf_free(&b);
