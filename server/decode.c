@@ -8,18 +8,16 @@
  *
  * The contract was set by the decoder this replaced (jansson with
  * JSON_REJECT_DUPLICATES), and yajl is more lenient than jansson in a few
- * places, so this file closes the gaps itself:
- *  - UTF-8: yajl accepts overlong forms, surrogates and code points past
- *    U+10FFFF; \u escapes of a lone surrogate it turns into "?" or
- *    ill-formed bytes; \u0000 it passes on as a NUL byte; it takes vertical
- *    tab and form feed as white space. json_strict.c refuses all of that
- *    before yajl runs.
+ * places. The strict JSON front end (ripplex/jstrict.h) closes them: a scan
+ * of the body before yajl runs refuses invalid UTF-8, \u0000, unpaired
+ * surrogate escapes and vertical tab or form feed as white space; the
+ * callbacks refuse numbers beyond int64 or double and nesting deeper than
+ * 2048 values; after the parse only white space may follow the array. This
+ * file adds the check that is the decoder's own:
  *  - duplicate keys, in any object at any depth: a bit per known key of a
  *    record or its object, and the other keys of each open object kept until
  *    it closes and compared then (sorted when there are many, so no body can
  *    make this quadratic).
- *  - numbers beyond int64 or double (json_strict.c), nesting deeper than
- *    2048 values, and an unterminated string after the array.
  * Every such body is refused as malformed JSON, as before.
  *
  * Refusals keep their order of precedence: malformed JSON anywhere in the body
@@ -29,8 +27,8 @@
  */
 #include "decode.h"
 
-#include "json_strict.h"
 #include "ripplex/cpid.h"
+#include "ripplex/jstrict.h"
 #include "ripplex/rnd.h"
 #include "ripplex/sbuf.h"
 #include "ripplex/wire.h"
@@ -41,9 +39,6 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
-/* jansson's JSON_PARSER_MAX_DEPTH: a value inside this many arrays and objects
- * is refused. yajl keeps its nesting on the heap, so the limit is ours. */
-#define MAX_DEPTH 2048
 #define NONE ((size_t)-1)
 
 typedef enum { V_ABSENT, V_NULL, V_STRING, V_ARRAY, V_OBJECT, V_OTHER } vtype_t;
@@ -134,7 +129,7 @@ typedef struct dctx {
   sbuf_t karena;
   kent_t *keys;
   size_t nkeys, keys_cap;
-  uint32_t kstart[MAX_DEPTH + 1];
+  uint32_t kstart[JSTRICT_MAX_DEPTH + 1];
 } dctx_t;
 
 static int fail(dctx_t *d, int rc, const char *field, const char *fmt, ...)
@@ -567,7 +562,7 @@ static int rec_begin(dctx_t *d, vtype_t t) {
 }
 
 static int on_value(dctx_t *d, vtype_t t, const char *s, size_t n) {
-  if (d->depth >= MAX_DEPTH) return stop(d, "nested more than 2048 levels deep");
+  if (d->depth >= JSTRICT_MAX_DEPTH) return stop(d, "nested more than 2048 levels deep");
   if (d->depth == 0) {
     d->top = t == V_ARRAY ? TOP_ARRAY : TOP_OTHER;
     return 1;
@@ -585,8 +580,10 @@ static int cb_boolean(void *u, int v) {
   return on_value(u, V_OTHER, NULL, 0);
 }
 static int cb_number(void *u, const char *s, size_t n) {
-  int ok = jstrict_number_ok(s, n);
-  if (ok <= 0) return stop(u, ok ? NULL : "a number too large to represent");
+  jstrict_num_t num;
+  int rc = jstrict_number(s, n, &num);
+  if (rc != RIPPLE_OK)
+    return stop(u, rc == RIPPLE_EJSON ? "a number too large to represent" : NULL);
   return on_value(u, V_OTHER, NULL, 0);
 }
 static int cb_string(void *u, const unsigned char *s, size_t n) {
@@ -655,9 +652,9 @@ static int cb_end_array(void *u) {
 /* yajl takes a body that ends in an unterminated string after the array
  * (`[] "`) as complete; jansson did not, so only white space may follow. */
 static int trailing(dctx_t *d) {
-  for (size_t i = d->end; i < d->len; i++)
-    if (!strchr(" \t\n\r", d->json[i]) || !d->json[i])
-      return fail_json(d, i, "something after the array");
+  size_t at;
+  if (jstrict_trailing(d->json, d->len, d->end, &at) != RIPPLE_OK)
+    return fail_json(d, at, "something after the array");
   return RIPPLE_OK;
 }
 
@@ -736,10 +733,10 @@ int dec_decode(dec_kind_t kind, const char *json, size_t len, const dec_limits_t
     d->attrs = malloc((lim->max_attrs + 1) * sizeof *d->attrs);
     if (!d->attr || !d->attrs) goto done;
   }
+  size_t bad;
   const char *why;
-  size_t bad = jstrict_scan(json, len, &why);
-  rc = bad == JSTRICT_OK ? RIPPLE_OK : fail_json(d, bad, why);
-  if (rc == RIPPLE_OK) rc = parse(d, json, len);
+  rc = jstrict_scan(json, len, 0, &bad, &why);
+  rc = rc == RIPPLE_OK ? parse(d, json, len) : fail_json(d, bad, why);
 done:
   if (d) {
     free(d->seen.slot);

@@ -10,25 +10,13 @@
  * values (fuzz_watch checks both against each other), so the rest of the
  * library cannot tell which parser produced an object.
  *
- * yajl 2.1 is more lenient than jansson in a few places; each is closed here:
- *   - it takes \v and \f as whitespace: a raw \v or \f is invalid anywhere in
- *     JSON (control characters are not allowed in strings either), so an
- *     input holding one is refused before yajl sees it;
- *   - its UTF-8 check only looks at the shape of sequences, passing overlong
- *     forms, encoded surrogates and code points above U+10FFFF: strings with
- *     bytes >= 0x80 are checked again strictly (RFC 3629, as jansson does);
- *   - its \u decoding turns a lone surrogate into "?" or CESU bytes and pairs
- *     a high surrogate with any following \u: strings with escapes have their
- *     raw text checked for correctly paired surrogates, which jansson demands;
- *   - its number conversion uses strtod in the current locale and a stale
- *     errno: numbers come raw (yajl_number) and are converted here with
- *     jansson's rules (integer overflow and real overflow are errors,
- *     underflow is not);
- *   - it has no nesting limit: deeper than jansson's 2048 is refused here;
- *   - after the value it lexes one more token to find trailing garbage, and
- *     an unfinished one ("1 \"abc", "{} tru") passes: only whitespace may
- *     follow the value here;
- *   - object keys holding NUL (from \u0000) are refused, as jansson does.
+ * yajl 2.1 is more lenient than jansson in a few places; the strict JSON
+ * front end (ripplex/jstrict.h) closes each, as it does for the trace
+ * server's decoder: one scan of the frame before yajl refuses a raw \v or \f,
+ * UTF-8 that is not strict and \u escapes of unpaired surrogates (\u0000 is
+ * allowed: JSON_ALLOW_NUL), and here keys holding NUL, numbers beyond int64
+ * or double (converted with jansson's rules), nesting deeper than jansson's
+ * 2048 and anything but white space after the value are refused.
  *
  * Additions for watches, where building jansson values, not reading bytes,
  * is most of the cost of a Pod: a member at a given path (managedFields) can
@@ -44,10 +32,6 @@
  * a number at the very end of the input is lexed by yajl_complete_parse(),
  * from yajl's own buffer; it ends where the input ends.
  */
-#include <errno.h>
-#include <locale.h>
-#include <math.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -55,11 +39,10 @@
 
 #include <yajl/yajl_parse.h>
 
-#include "watch_internal.h"
+#include "ripplex/jstrict.h"
 #include "ripplex/sbuf.h"
-#include "ripplex/utf8.h"
+#include "watch_internal.h"
 
-#define JP_MAX_DEPTH 2048 /* jansson's JSON_PARSER_MAX_DEPTH */
 #define JP_INLINE_FRAMES 32
 
 /* Where a value stands relative to the paths of jparse_opts_t: what remains
@@ -160,7 +143,6 @@ typedef struct jp {
   json_t *root;
   jparse_spans_t sp;
   int rc;                         /* why a callback stopped the parse */
-  int non_ascii, u_escapes;       /* what jp_scan found */
   int finishing;                  /* in yajl_complete_parse */
   size_t root_end;                /* offset just past the top-level value */
   jframe_t inl[JP_INLINE_FRAMES]; /* last: not cleared */
@@ -182,54 +164,7 @@ static int in_input(const jp_t *s, const void *q) {
   return a >= b && a < b + s->n;
 }
 
-/* ---- what yajl lets through ------------------------------------------------------ */
-
-/* The value of 4 hex digits (yajl has checked they are). */
-static uint32_t hex4(const unsigned char *p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) {
-    unsigned c = p[i];
-    v = v << 4 | (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
-  }
-  return v;
-}
-
-/* Whether any of 8 bytes is a backslash or not ASCII. */
-static int special8(uint64_t x) {
-  const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-  uint64_t b = x ^ (ones * '\\');
-  return (((b - ones) & ~b) & high) != 0 || (x & high) != 0;
-}
-
-/* The raw text of a string yajl accepted (between the quotes): strict UTF-8
- * and paired surrogates, which yajl does not check. */
-static int raw_ok(const unsigned char *p, const unsigned char *end) {
-  while (p < end) {
-    uint64_t x;
-    while (end - p >= 8 && (memcpy(&x, p, 8), !special8(x))) p += 8;
-    if (p >= end) break;
-    if (*p < 0x80 && *p != '\\') {
-      p++;
-    } else if (*p >= 0x80) {
-      size_t n = utf8_len(p, (size_t)(end - p));
-      if (!n) return 0;
-      p += n;
-    } else if (p[1] != 'u') {
-      p += 2;
-    } else {
-      uint32_t cp = hex4(p + 2);
-      p += 6;
-      if (cp >= 0xDC00 && cp <= 0xDFFF) return 0; /* a lone low surrogate */
-      if (cp >= 0xD800 && cp <= 0xDBFF) {
-        if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return 0;
-        uint32_t lo = hex4(p + 2);
-        if (lo < 0xDC00 || lo > 0xDFFF) return 0;
-        p += 6;
-      }
-    }
-  }
-  return 1;
-}
+/* ---- where strings are ---------------------------------------------------------- */
 
 /* Offset of the opening quote of the string token ending just before the
  * current position: the first quote back that is not escaped, i.e. not
@@ -246,17 +181,6 @@ static size_t str_start(const jp_t *s) {
   }
 }
 
-/* Whether a string or key yajl passed is acceptable to jansson too. Unescaped
- * strings come straight from the input; escaped ones come decoded from
- * yajl's buffer and are checked in their raw form. Most frames are ASCII
- * without \u escapes (see jp_scan), and then there is nothing to check. */
-static int str_ok(const jp_t *s, const unsigned char *str, size_t len) {
-  if (in_input(s, str)) return !s->non_ascii || raw_ok(str, str + len);
-  if (!s->non_ascii && !s->u_escapes) return 1;
-  const unsigned char *raw = (const unsigned char *)s->p;
-  return raw_ok(raw + str_start(s) + 1, raw + jp_pos(s) - 1);
-}
-
 /* Offset of the opening quote of the string or key yajl just passed. */
 static size_t str_open(const jp_t *s, const unsigned char *str) {
   return in_input(s, str) ? (size_t)((const char *)str - s->p) - 1 : str_start(s);
@@ -264,43 +188,13 @@ static size_t str_open(const jp_t *s, const unsigned char *str) {
 
 /* ---- numbers ------------------------------------------------------------------------ */
 
-/* strtod in the C locale whatever the program set: "1.5" must not depend on
- * LC_NUMERIC. */
-static locale_t c_locale;
-static void c_locale_init(void) { c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0); }
-
-static int real_value(const char *text, size_t n, json_t **out) {
-  char buf[64], *heap = NULL, *num = buf;
-  if (n >= sizeof buf && !(num = heap = malloc(n + 1))) return RIPPLE_ENOMEM;
-  memcpy(num, text, n);
-  num[n] = '\0';
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, c_locale_init);
-  errno = 0;
-  double d = c_locale ? strtod_l(num, NULL, c_locale) : strtod(num, NULL);
-  int overflow = (d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE;
-  free(heap);
-  if (overflow) return RIPPLE_EJSON; /* jansson: "real number overflow" */
-  if (out && !(*out = json_real(d))) return RIPPLE_ENOMEM;
-  return RIPPLE_OK;
-}
-
 /* A number's text as yajl lexed it (JSON's grammar). out NULL: check only. */
 static int number_value(const char *text, size_t n, json_t **out) {
-  if (memchr(text, '.', n) || memchr(text, 'e', n) || memchr(text, 'E', n))
-    return real_value(text, n, out);
-  int neg = text[0] == '-';
-  /* Accumulate negatively so INT64_MIN fits; overflow is an error, as in
-   * jansson ("too big integer"). */
-  int64_t v = 0;
-  for (size_t i = (size_t)neg; i < n; i++) {
-    int d = text[i] - '0';
-    if (v < (INT64_MIN + d) / 10) return RIPPLE_EJSON;
-    v = v * 10 - d;
-  }
-  if (!neg && v == INT64_MIN) return RIPPLE_EJSON;
-  if (out && !(*out = json_integer(neg ? v : -v))) return RIPPLE_ENOMEM;
-  return RIPPLE_OK;
+  jstrict_num_t num;
+  int rc = jstrict_number(text, n, &num);
+  if (rc != RIPPLE_OK || !out) return rc;
+  *out = num.real ? json_real(num.d) : json_integer(num.i);
+  return *out ? RIPPLE_OK : RIPPLE_ENOMEM;
 }
 
 /* ---- building --------------------------------------------------------------------- */
@@ -366,7 +260,6 @@ static int cb_number(void *ctx, const char *text, size_t len) {
 static int cb_string(void *ctx, const unsigned char *str, size_t len) {
   jp_t *s = ctx;
   jframe_t *f = &s->fr[s->depth];
-  if (!str_ok(s, str, len)) return jp_fail(s, RIPPLE_EJSON);
   json_t *v = NULL;
   if (f->build && !(v = json_stringn_nocheck((const char *)str, len)))
     return jp_fail(s, RIPPLE_ENOMEM);
@@ -379,10 +272,9 @@ static int cb_map_key(void *ctx, const unsigned char *ukey, size_t klen) {
   jp_t *s = ctx;
   jframe_t *f = &s->fr[s->depth];
   const char *key = (const char *)ukey;
-  if (!str_ok(s, ukey, klen)) return jp_fail(s, RIPPLE_EJSON);
   int escaped = !in_input(s, ukey);
-  /* As in jansson, keys are C strings; a NUL can only come from an escape. */
-  if (escaped && memchr(key, '\0', klen)) return jp_fail(s, RIPPLE_EJSON);
+  /* A NUL can only come from an escape. */
+  if (escaped && jstrict_key(key, klen) != RIPPLE_OK) return jp_fail(s, RIPPLE_EJSON);
   if (f->quiet) return 1;
   const jpath_t st = f->st;
   jpath_t b = {below(st.drop, key, klen), NULL, below(st.span, key, klen)};
@@ -412,7 +304,7 @@ static int cb_map_key(void *ctx, const unsigned char *ukey, size_t klen) {
 /* A container opens: a new frame, its value built if the one expected is. */
 static int jp_open(jp_t *s, int is_obj) {
   jframe_t *f = &s->fr[s->depth];
-  if (s->depth >= JP_MAX_DEPTH) return jp_fail(s, RIPPLE_EJSON);
+  if (s->depth >= JSTRICT_MAX_DEPTH) return jp_fail(s, RIPPLE_EJSON);
   if (s->depth + 1 == s->cap) {
     size_t cap = s->cap * 2;
     jframe_t *fr = s->fr == s->inl ? malloc(cap * sizeof *fr) : realloc(s->fr, cap * sizeof *fr);
@@ -460,33 +352,11 @@ static const yajl_callbacks jp_callbacks = {
     .yajl_end_array = jp_close,
 };
 
-/* One look at the whole frame before yajl: whether it has bytes >= 0x80
- * (strings need the strict UTF-8 check) or \u escapes (escaped strings need
- * the surrogate check). A raw \v or \f, which yajl takes for whitespace, is
- * invalid anywhere. */
-static int jp_scan(jp_t *s) {
-  if (memchr(s->p, '\v', s->n) || memchr(s->p, '\f', s->n)) return RIPPLE_EJSON;
-  const unsigned char *p = (const unsigned char *)s->p, *end = p + s->n;
-  uint64_t acc = 0, x;
-  for (; end - p >= 8; p += 8) memcpy(&x, p, 8), acc |= x;
-  for (; p < end; p++) acc |= *p;
-  s->non_ascii = (acc & 0x8080808080808080ULL) != 0;
-  /* glibc's memmem is slow for a 2-byte needle; backslashes are few. A
-   * backslash and what it escapes are passed over together. */
-  const char *b = s->p, *e = s->p + s->n;
-  while (e - b >= 2 && (b = memchr(b, '\\', (size_t)(e - b - 1)))) {
-    if (b[1] == 'u') {
-      s->u_escapes = 1;
-      break;
-    }
-    b += 2;
-  }
-  return RIPPLE_OK;
-}
-
 /* Runs yajl over the input; s->root holds the value on success. */
 static int jp_run(jp_t *s) {
-  if (jp_scan(s) != RIPPLE_OK) return RIPPLE_EJSON;
+  size_t at;
+  const char *why;
+  if (jstrict_scan(s->p, s->n, JSTRICT_ALLOW_NUL, &at, &why) != RIPPLE_OK) return RIPPLE_EJSON;
   yajl_alloc_funcs af = {ar_malloc, ar_realloc, ar_free, &s->arena};
   if (!(s->h = yajl_alloc(&jp_callbacks, &af, s))) return RIPPLE_ENOMEM;
   yajl_config(s->h, yajl_dont_validate_strings, 0);
@@ -499,13 +369,8 @@ static int jp_run(jp_t *s) {
   yajl_free(s->h);
   if (st == yajl_status_client_canceled) return s->rc;
   if (st != yajl_status_ok) return RIPPLE_EJSON;
-  /* yajl's check for trailing garbage lexes one more token and lets an
-   * unfinished one pass ("1 \"abc", "{} tru"): only whitespace may follow. */
-  for (size_t i = s->root_end; i < s->n; i++) {
-    char c = s->p[i];
-    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return RIPPLE_EJSON;
-  }
-  return RIPPLE_OK;
+  /* yajl's check for trailing garbage lets an unfinished token pass. */
+  return jstrict_trailing(s->p, s->n, s->root_end, &at);
 }
 
 int jparse_ex(const char *p, size_t n, const jparse_opts_t *o, json_t **out, jparse_spans_t *sp) {
