@@ -462,6 +462,7 @@ static void gen_one(void *ud, uint64_t i, const ripple_cpid_t *cpid, const rippl
                     size_t nsrc) {
   gen_t *g = ud;
   dec_rec_t *r = &g->b.rec[g->b.n++];
+  *r = (dec_rec_t){0}; /* no object uid: not a root the index takes */
   r->cpid = *cpid;
   r->time = 1795300000000000000 + (int64_t)i;
   r->src_off = g->b.nsrc;
