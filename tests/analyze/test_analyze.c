@@ -174,6 +174,23 @@ static void analyze_text(const char *text, size_t len, cl_log_t *log, hop_result
   ripple_rules_free(rules);
 }
 
+/* The scenario's change log analysed into *log and *res; its text, for
+ * analysed_free(). */
+static char *scenario_analysed(cl_log_t *log, hop_result_t *res) {
+  size_t len;
+  char *text = scenario(&len);
+  *log = (cl_log_t){0};
+  analyze_text(text, len, log, res);
+  return text;
+}
+
+/* Free an analysis and the text it was made from. */
+static void analysed_free(char *text, cl_log_t *log, hop_result_t *res) {
+  hops_free(res);
+  cl_log_free(log);
+  free(text);
+}
+
 /* The hop's instances' latencies in ms, sorted, as "a,b,c". */
 static void hop_values(const hop_result_t *res, hop_id_t h, char *out, size_t cap) {
   long long v[64];
@@ -204,11 +221,9 @@ static void expect(const hop_result_t *res, hop_id_t h, const char *want) {
 
 static void known_hops(void **state) {
   (void)state;
-  size_t len;
-  char *text = scenario(&len);
-  cl_log_t log = {0};
+  cl_log_t log;
   hop_result_t res;
-  analyze_text(text, len, &log, &res);
+  char *text = scenario_analysed(&log, &res);
   assert_int_equal(log.malformed, 0);
   expect(&res, HOP_DEPLOY_ADD_RS_ADD, "10");
   expect(&res, HOP_DEPLOY_UPDATE_RS_UPDATE, "20");
@@ -231,9 +246,7 @@ static void known_hops(void **state) {
   assert_int_equal(s->p99, 90 * MS);
   assert_int_equal(s->max, 90 * MS);
   assert_int_equal(res.stats[HOP_POD_ADD_SCHEDULED].p50, 70 * MS);
-  hops_free(&res);
-  cl_log_free(&log);
-  free(text);
+  analysed_free(text, &log, &res);
 }
 
 /* Each resource comes on a watch of its own, and the API server does not
@@ -248,9 +261,7 @@ static void effect_before_cause(void **state) {
   hop_result_t res;
   analyze_text(b.p, b.len, &log, &res);
   expect(&res, HOP_DEPLOY_ADD_RS_ADD, "0");
-  hops_free(&res);
-  cl_log_free(&log);
-  free(b.p);
+  analysed_free(b.p, &log, &res);
 }
 
 static void service_must_select_pod(void **state) {
@@ -265,9 +276,7 @@ static void service_must_select_pod(void **state) {
   assert_int_equal(res.stats[HOP_POD_READY_ENDPOINTS].count, 0);
   assert_int_equal(res.stats[HOP_POD_READY_SLICE].count, 0);
   assert_int_equal(res.stats[HOP_RS_ADD_POD_ADD].count, 2);
-  hops_free(&res);
-  cl_log_free(&log);
-  free(text);
+  analysed_free(text, &log, &res);
 }
 
 static void percentiles_nearest_rank(void **state) {
@@ -300,9 +309,7 @@ static void malformed_lines_counted(void **state) {
   assert_int_equal(log.n, 28);
   assert_int_equal(log.lines, 34);
   assert_int_equal(res.stats[HOP_RS_DELETE_POD_DELETE].count, 3);
-  hops_free(&res);
-  cl_log_free(&log);
-  free(b.p);
+  analysed_free(b.p, &log, &res);
 }
 
 /* Compress as two zstd frames, as a rotated file written in pieces. */
@@ -623,11 +630,9 @@ static void plot_labels_fit(void **state) {
 /* A file that cannot be written is an error for the caller, not a crash. */
 static void plot_write_fails(void **state) {
   (void)state;
-  size_t len;
-  char *text = scenario(&len);
-  cl_log_t log = {0};
+  cl_log_t log;
   hop_result_t res;
-  analyze_text(text, len, &log, &res);
+  char *text = scenario_analysed(&log, &res);
   char dir[] = "/tmp/ripple-plot-XXXXXX";
   assert_non_null(mkdtemp(dir));
   /* Where the histograms would go are directories. */
@@ -638,18 +643,14 @@ static void plot_write_fails(void **state) {
   /* And the output directory cannot be made. */
   assert_int_equal(report_svg(test_path(dir, "no/such/dir"), &res), RIPPLE_ESYS);
   test_rmtree(dir);
-  hops_free(&res);
-  cl_log_free(&log);
-  free(text);
+  analysed_free(text, &log, &res);
 }
 
 static void outputs_written(void **state) {
   (void)state;
-  size_t len;
-  char *text = scenario(&len);
-  cl_log_t log = {0};
+  cl_log_t log;
   hop_result_t res;
-  analyze_text(text, len, &log, &res);
+  char *text = scenario_analysed(&log, &res);
   char dir[] = "/tmp/ripple-analyze-out-XXXXXX";
   assert_non_null(mkdtemp(dir));
   char csv[256], js[256], svgdir[256], svg[300];
@@ -705,9 +706,7 @@ static void outputs_written(void **state) {
   snprintf(svg, sizeof svg, "%s/pod-add_to_scheduled.png", svgdir);
   check_png(svg, true);
   test_rmtree(dir);
-  hops_free(&res);
-  cl_log_free(&log);
-  free(text);
+  analysed_free(text, &log, &res);
 }
 
 /* resources.csv from ripple run: CPU per interval and memory, per process. */

@@ -2,7 +2,7 @@
  * guard_lab.h - ripple-guard beside the webhook in lab tests: start it on a
  * free loopback port for a registration, read its metrics, read the API
  * server's admission metrics, see whether the registration carries the
- * guard's condition. Builds on tests/webhook/wh_lab.h.
+ * guard's condition. Builds on tests/support/wh_lab.h.
  *
  * Memory: nothing returned needs freeing; the caller owns what it passes.
  */

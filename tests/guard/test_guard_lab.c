@@ -28,26 +28,16 @@
 
 static whlab_t lab;
 static whlab_proc_t guard;
-static char ns[64], whname[96];
-static ripple_kube_client_t *kc;
+static char whname[96];
 
-/* At exit too: no process may outlive a failed test. */
-static void kill_all(void) {
-  whlab_kill(&guard);
-  whlab_kill(&lab.webhook);
-  whlab_kill(&lab.server);
-}
+/* At exit too: no process may outlive a failed test (wh_lab.c sees to the
+ * webhook and the trace server). */
+static void kill_guard(void) { whlab_kill(&guard); }
 
 static int teardown(void **state) {
   (void)state;
-  ripple_kube_status_t st;
-  const ripple_kube_resource_t *r;
-  whlab_unregister(&lab, kc);
-  if (kc && *ns && ripple_kube_resolve(kc, "namespaces", &r, &st) == RIPPLE_OK)
-    ripple_kube_delete(kc, r, NULL, ns, NULL, &st);
-  kill_all();
-  ripple_kube_client_free(kc);
-  kc = NULL;
+  whlab_end(&lab);
+  kill_guard();
   return 0;
 }
 
@@ -58,7 +48,8 @@ typedef struct want {
 static int deployment_ready(void *ud) {
   json_t *d = NULL;
   ripple_kube_status_t st;
-  if (ripple_kube_get(kc, lab_resolve(kc, "deployments"), ns, "web", &d, &st) != RIPPLE_OK)
+  if (ripple_kube_get(lab.kc, lab_resolve(lab.kc, "deployments"), lab.ns, "web", &d, &st) !=
+      RIPPLE_OK)
     return 0;
   long ready = (long)json_integer_value(lab_at(d, "status.readyReplicas"));
   long updated = (long)json_integer_value(lab_at(d, "status.updatedReplicas"));
@@ -68,16 +59,16 @@ static int deployment_ready(void *ud) {
 
 static int guard_acted(void *ud) {
   (void)ud;
-  return glab_reg_off(kc, lab.name) == 1 &&
+  return glab_reg_off(lab.kc, lab.name) == 1 &&
          glab_metric(&guard, "ripple_guard_webhook_disabled") == 1 &&
          glab_metric(&guard, "ripple_guard_disabled_total") >= 1;
 }
 
 static int guard_restored(void *ud) {
   (void)ud;
-  return glab_reg_off(kc, lab.name) == 0 &&
+  return glab_reg_off(lab.kc, lab.name) == 0 &&
          glab_metric(&guard, "ripple_guard_webhook_disabled") == 0 &&
-         glab_metric(&guard, "ripple_guard_restored_total") >= 1 && whlab_annotated(kc, ns);
+         glab_metric(&guard, "ripple_guard_restored_total") >= 1 && whlab_annotated(lab.kc, lab.ns);
 }
 
 /* The API server skips the webhook by its conditions: a dry-run write in the
@@ -89,7 +80,8 @@ static int apiserver_skips(void *ud) {
       "\"guard-probe\"}}");
   ripple_kube_write_opts_t wo = {.dry_run = 1};
   ripple_kube_status_t st;
-  int rc = ripple_kube_create(kc, lab_resolve(kc, "configmaps"), ns, cm, &wo, NULL, &st);
+  int rc =
+      ripple_kube_create(lab.kc, lab_resolve(lab.kc, "configmaps"), lab.ns, cm, &wo, NULL, &st);
   json_decref(cm);
   return rc == RIPPLE_OK &&
          glab_apiserver_metric("apiserver_admission_match_condition_exclusions_total", whname) >
@@ -99,22 +91,14 @@ static int apiserver_skips(void *ud) {
 static void scale(long replicas) {
   char patch[64];
   snprintf(patch, sizeof patch, "{\"spec\":{\"replicas\":%ld}}", replicas);
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_patch(kc, lab_resolve(kc, "deployments"), ns, "web",
-                               RIPPLE_KUBE_PATCH_MERGE, patch, strlen(patch), NULL, NULL, &st));
+  whlab_patch(&lab, "deployments", "web", patch);
 }
 
 static void setup_lab(void) {
-  kc = lab_client();
-  atexit(kill_all);
-  whlab_start(&lab);
-  lab_ns_new(kc, "ripple-guard", ns, sizeof ns);
-  char sfx[8], name[64];
-  lab_suffix(sfx, 6);
-  snprintf(name, sizeof name, "ripple-guard-test-%s", sfx);
-  snprintf(whname, sizeof whname, "%s.ripple.dev", name);
-  whlab_register(&lab, kc, name, ns);
-  glab_start(&guard, &lab, name, NULL);
+  whlab_begin(&lab, "ripple-guard", "ripple-guard-test");
+  atexit(kill_guard);
+  snprintf(whname, sizeof whname, "%s.ripple.dev", lab.name);
+  glab_start(&guard, &lab, lab.name, NULL);
 }
 
 static void test_guard_takes_webhook_out_and_back(void **state) {
@@ -123,20 +107,18 @@ static void test_guard_takes_webhook_out_and_back(void **state) {
   const char *req = "apiserver_admission_webhook_request_total";
   const char *open = "apiserver_admission_webhook_fail_open_count";
   double calls0 = glab_apiserver_metric(req, whname);
-  ripple_kube_status_t st;
   json_t *dep = lab_json(
       "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
       "\"name\":\"web\"},\"spec\":{\"replicas\":3,\"selector\":{"
       "\"matchLabels\":{\"app\":\"web\"}},\"template\":{\"metadata\":{"
       "\"labels\":{\"app\":\"web\"}},\"spec\":{\"containers\":[{\"name\":"
       "\"c\",\"image\":\"ripple.invalid/noop:1\"}]}}}}");
-  LAB_OK(st, ripple_kube_create(kc, lab_resolve(kc, "deployments"), ns, dep, NULL, NULL, &st));
-  json_decref(dep);
+  whlab_create(&lab, "deployments", dep);
   want_t w3 = {3}, w8 = {8};
   if (!lab_wait(deployment_ready, &w3, 120000)) fail_msg("3 replicas not ready in 120 s");
   /* The counter sees the webhook's calls: the cascade of the create went to it. */
   assert_true(glab_apiserver_metric(req, whname) > calls0);
-  assert_int_equal(glab_reg_off(kc, lab.name), 0);
+  assert_int_equal(glab_reg_off(lab.kc, lab.name), 0);
   assert_true(glab_metric(&guard, "ripple_guard_probes_total") > 0);
   assert_int_equal(glab_metric(&guard, "ripple_guard_webhook_disabled"), 0);
 
@@ -159,15 +141,10 @@ static void test_guard_takes_webhook_out_and_back(void **state) {
   assert_true(glab_apiserver_metric(req, whname) > calls);
 
   /* A guard that stops leaves the registration as it is, and exits cleanly. */
-  kill(guard.pid, SIGTERM);
-  int ws;
-  waitpid(guard.pid, &ws, 0);
-  guard.pid = -1;
-  assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-  assert_int_equal(glab_reg_off(kc, lab.name), 0);
-  whlab_unregister(&lab, kc);
-  lab_ns_delete(kc, ns);
-  ns[0] = '\0';
+  whlab_stop(&guard);
+  assert_int_equal(glab_reg_off(lab.kc, lab.name), 0);
+  whlab_unregister(&lab);
+  whlab_ns_delete(&lab);
 }
 
 int main(void) {

@@ -25,14 +25,7 @@
 #include "wh_lab.h"
 
 static whlab_t lab;
-static char ns[64], dir[64] = "/tmp/ripple-kp-lab-XXXXXX";
-static ripple_kube_client_t *kc;
-
-/* At exit too: no process may outlive a failed test. */
-static void kill_all(void) {
-  whlab_kill(&lab.server);
-  whlab_kill(&lab.webhook);
-}
+static char dir[64] = "/tmp/ripple-kp-lab-XXXXXX";
 
 /* Run kubectl-ripple with args (a shell word list of safe words); its
  * standard output into out (a new string). Returns its exit status. */
@@ -74,47 +67,30 @@ static void printed_cpid(const char *out, char *id) {
 
 static int setup(void **state) {
   (void)state;
-  kc = lab_client();
-  atexit(kill_all);
   if (!getenv("RIPPLE_KUBECTL_BIN")) fail_msg("RIPPLE_KUBECTL_BIN is needed (ctest sets it)");
-  whlab_start(&lab);
+  whlab_begin(&lab, "ripple-kp", "ripple-kp-test");
   assert_non_null(mkdtemp(dir));
-  lab_ns_new(kc, "ripple-kp", ns, sizeof ns);
-  char sfx[8], name[64];
-  lab_suffix(sfx, 6);
-  snprintf(name, sizeof name, "ripple-kp-test-%s", sfx);
-  whlab_register(&lab, kc, name, ns);
   return 0;
 }
 
-/* Always: the registration goes, then the namespace, then the processes. */
+/* Always: the registration goes, then the namespace (which must go), then
+ * the processes. */
 static int teardown(void **state) {
   (void)state;
-  whlab_unregister(&lab, kc);
-  lab_ns_delete(kc, ns);
-  kill_all();
-  ripple_kube_client_free(kc);
+  whlab_unregister(&lab);
+  if (lab.kc) whlab_ns_delete(&lab); /* no client: setup failed before it */
+  whlab_end(&lab);
   return 0;
 }
 
 /* ---- the test --------------------------------------------------------------- */
 
-static json_t *get_deployment(void) {
-  json_t *o = NULL;
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_get(kc, lab_resolve(kc, "deployments"), ns, "x", &o, &st));
-  return o;
-}
+static json_t *get_deployment(void) { return whlab_get(&lab, "deployments", "x"); }
 
 /* The CPID in the Deployment's own annotation, into out (37 bytes). */
 static void deployment_cpid(char *out) {
   json_t *d = get_deployment();
-  const json_t *ann = lab_at(d, "metadata.annotations");
-  const char *val = json_string_value(json_object_get(ann, "cpid.ripple.dev/deployment"));
-  ripple_ctx_t c;
-  if (!val || ripple_ctx_decode(val, strlen(val), RIPPLE_ANC_MAX, &c) != RIPPLE_OK)
-    fail_msg("the Deployment carries no valid context");
-  ripple_cpid_format(&c.cpid, out);
+  if (!whlab_obj_cpid(d, "Deployment", out)) fail_msg("the Deployment carries no valid context");
   json_decref(d);
 }
 
@@ -128,7 +104,7 @@ static int deployment_ready(void *ud) {
   return ok;
 }
 
-static json_t *pod_names(void) { return lab_names(kc, "pods", ns, "app=x"); }
+static json_t *pod_names(void) { return lab_names(lab.kc, "pods", lab.ns, "app=x"); }
 
 /* What a trace's JSON tree shows of the scale. */
 typedef struct seen {
@@ -165,7 +141,7 @@ static void walk(seen_t *s, const json_t *nodes) {
 static int trace_complete(void *ud) {
   seen_t *s = ud;
   char *out = NULL;
-  int rc = kr_run(&out, "trace %s -o json --server http://127.0.0.1:%u", s->cpid, lab.server.port);
+  int rc = kr_run(&out, "trace %s -o json --server %s", s->cpid, lab.trace);
   json_decref(s->doc);
   s->doc = rc == 0 ? json_loads(out, 0, NULL) : NULL;
   free(out);
@@ -204,11 +180,11 @@ static void check_trace(const char *x, json_t *fresh) {
   json_decref(s.doc);
 
   char *out = NULL; /* the same trace for people */
-  assert_int_equal(kr_run(&out, "trace %s --server http://127.0.0.1:%u", x, lab.server.port), 0);
+  assert_int_equal(kr_run(&out, "trace %s --server %s", x, lab.trace), 0);
   char want[256];
   snprintf(want, sizeof want, "cpid %s: ", x);
   assert_int_equal(strncmp(out, want, strlen(want)), 0);
-  snprintf(want, sizeof want, "\nDeployment %s/x  kubernetes-admin  update deployments  +", ns);
+  snprintf(want, sizeof want, "\nDeployment %s/x  kubernetes-admin  update deployments  +", lab.ns);
   if (!strstr(out, want)) fail_msg("no root line \"%s\" in:\n%s", want + 1, out);
   assert_non_null(strstr(out, "\ncomponent "));
   assert_null(strchr(out, '\033')); /* not a terminal: no colours */
@@ -230,7 +206,7 @@ static void test_apply_scale_trace(void **state) {
       "        image: ripple.invalid/noop:1\n",
       f);
   fclose(f);
-  assert_int_equal(kr_run(&out, "apply -f '%s' -n %s", path, ns), 0);
+  assert_int_equal(kr_run(&out, "apply -f '%s' -n %s", path, lab.ns), 0);
   assert_non_null(strstr(out, "deployment.apps/x serverside-applied\n"));
   printed_cpid(out, a);
   free(out);
@@ -240,7 +216,7 @@ static void test_apply_scale_trace(void **state) {
   if (!lab_wait(deployment_ready, &ten, 120000)) fail_msg("10 replicas not ready in 120 s");
 
   json_t *before = pod_names();
-  assert_int_equal(kr_run(&out, "--namespace=%s scale deploy/x --replicas=20", ns), 0);
+  assert_int_equal(kr_run(&out, "--namespace=%s scale deploy/x --replicas=20", lab.ns), 0);
   assert_non_null(strstr(out, "deployment.apps/x scaled\n"));
   printed_cpid(out, x);
   free(out);
@@ -260,9 +236,7 @@ static void test_apply_scale_trace(void **state) {
   assert_int_equal(json_object_size(fresh), 10);
   check_trace(x, fresh);
 
-  assert_int_equal(
-      kr_run(&out, "last deploy/x -n %s -o json --server http://127.0.0.1:%u", ns, lab.server.port),
-      0);
+  assert_int_equal(kr_run(&out, "last deploy/x -n %s -o json --server %s", lab.ns, lab.trace), 0);
   json_t *last = json_loads(out, 0, NULL);
   if (!last) fail_msg("last -o json printed no JSON:\n%s", out);
   free(out);
@@ -272,8 +246,7 @@ static void test_apply_scale_trace(void **state) {
   assert_true(json_integer_value(json_object_get(last, "writes")) >= 21);
   json_decref(last);
 
-  assert_int_equal(kr_run(&out, "trace not-a-cpid --server http://127.0.0.1:%u", lab.server.port),
-                   1);
+  assert_int_equal(kr_run(&out, "trace not-a-cpid --server %s", lab.trace), 1);
   free(out);
   json_decref(all);
   json_decref(fresh);

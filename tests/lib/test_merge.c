@@ -2,12 +2,27 @@
  * test_merge.c - the merge decision, on the paper's own examples and on the
  * cases a hostile or unlucky cluster produces.
  */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
 
 static const ripple_objref_t endpoints = {"v1", "Endpoints", "default", "web", NULL};
+
+/* A hand-built context: CPID test_cpid(id) and, nearest first, the n
+ * ancestors test_cpid(k) of the n keys k that follow. */
+static ripple_ctx_t ctx_of(int id, int n, ...) {
+  ripple_ctx_t c;
+  memset(&c, 0, sizeof c);
+  c.cpid = test_cpid((uint64_t)id);
+  va_list ap;
+  va_start(ap, n);
+  for (int i = 0; i < n; i++) c.anc[i] = test_cpid((uint64_t)va_arg(ap, int));
+  va_end(ap);
+  c.nanc = (uint32_t)n;
+  return c;
+}
 
 static int in_anc(const ripple_ctx_t *c, const ripple_cpid_t *id) {
   for (uint32_t i = 0; i < c->nanc; i++)
@@ -161,15 +176,7 @@ static void contradictory_lists_merge_anew(void **state) {
   (void)state;
   capture_t *cap = capture_new(4);
   ripple_tracer_t *t = capture_tracer(cap, "c", 10);
-  ripple_ctx_t a, b, out;
-  memset(&a, 0, sizeof a);
-  memset(&b, 0, sizeof b);
-  a.cpid = test_cpid(1);
-  b.cpid = test_cpid(2);
-  a.anc[0] = b.cpid;
-  a.nanc = 1;
-  b.anc[0] = a.cpid;
-  b.nanc = 1;
+  ripple_ctx_t a = ctx_of(1, 1, 2), b = ctx_of(2, 1, 1), out;
   const ripple_ctx_t *src[1] = {&b};
   ripple_merge_kind_t how;
   assert_int_equal(ripple_merge(t, &a, src, 1, NULL, &out, &how), RIPPLE_OK);
@@ -181,8 +188,7 @@ static void contradictory_lists_merge_anew(void **state) {
   assert_int_equal(st.cycles, 1);
 
   b.anc[0] = b.cpid; /* lists itself */
-  memset(&a, 0, sizeof a);
-  a.cpid = test_cpid(3);
+  a = ctx_of(3, 0);
   assert_int_equal(ripple_merge(t, &a, src, 1, NULL, &out, &how), RIPPLE_OK);
   assert_int_equal(how, RIPPLE_MERGE_NEW);
   ripple_tracer_free(t);
@@ -194,9 +200,7 @@ static void oversized_context_refused(void **state) {
   (void)state;
   capture_t *cap = capture_new(6);
   ripple_tracer_t *t = capture_tracer(cap, "c", 10);
-  ripple_ctx_t a, out;
-  memset(&a, 0, sizeof a);
-  a.cpid = test_cpid(1);
+  ripple_ctx_t a = ctx_of(1, 0), out;
   a.nanc = RIPPLE_ANC_MAX + 1;
   const ripple_ctx_t *src[1] = {&a};
   assert_int_equal(ripple_merge(t, NULL, src, 1, NULL, &out, NULL), RIPPLE_EINVAL);
@@ -210,18 +214,8 @@ static void new_list_is_nearest_first(void **state) {
   (void)state;
   capture_t *cap = capture_new(8);
   ripple_tracer_t *t = capture_tracer(cap, "c", 5);
-  ripple_ctx_t a, b, out;
-  memset(&a, 0, sizeof a);
-  memset(&b, 0, sizeof b);
-  a.cpid = test_cpid(10);
-  a.anc[0] = test_cpid(11);
-  a.anc[1] = test_cpid(12);
-  a.anc[2] = test_cpid(30); /* shared with b: listed once */
-  a.nanc = 3;
-  b.cpid = test_cpid(20);
-  b.anc[0] = test_cpid(21);
-  b.anc[1] = test_cpid(30);
-  b.nanc = 2;
+  /* Both list 30 as an ancestor: the new list holds it once. */
+  ripple_ctx_t a = ctx_of(10, 3, 11, 12, 30), b = ctx_of(20, 2, 21, 30), out;
   const ripple_ctx_t *src[1] = {&b};
   ripple_merge_kind_t how;
   assert_int_equal(ripple_merge(t, &a, src, 1, NULL, &out, &how), RIPPLE_OK);
@@ -239,16 +233,7 @@ static void reuse_keeps_winner_list_first(void **state) {
   (void)state;
   capture_t *cap = capture_new(9);
   ripple_tracer_t *t = capture_tracer(cap, "c", 10);
-  ripple_ctx_t target, d, out;
-  memset(&target, 0, sizeof target);
-  memset(&d, 0, sizeof d);
-  target.cpid = test_cpid(1);
-  target.anc[0] = test_cpid(7);
-  target.nanc = 1;
-  d.cpid = test_cpid(2);
-  d.anc[0] = test_cpid(1);
-  d.anc[1] = test_cpid(3);
-  d.nanc = 2;
+  ripple_ctx_t target = ctx_of(1, 1, 7), d = ctx_of(2, 2, 1, 3), out;
   const ripple_ctx_t *src[1] = {&d};
   ripple_merge_kind_t how;
   assert_int_equal(ripple_merge(t, &target, src, 1, NULL, &out, &how), RIPPLE_OK);

@@ -13,55 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "http.h"
 #include "http_client.h"
-#include "server.h"
+#include "server_rig.h"
 #include "testutil.h"
 
-typedef struct rig {
-  char dir[64], db[96], base[64];
-  srv_config_t cfg;
-  http_opts_t ho;
-  srv_t srv;
-  http_t *h;
-} rig_t;
-
-static void rig_open(rig_t *r) {
-  char err[256];
-  int rc = srv_open(&r->srv, &r->cfg, err, sizeof err);
-  if (rc != RIPPLE_OK) fail_msg("srv_open: %s", err);
-  rc = http_start(&r->srv, &r->ho, &r->h, err, sizeof err);
-  if (rc != RIPPLE_OK) fail_msg("http_start: %s", err);
-  r->ho.port = http_port(r->h);
-  snprintf(r->base, sizeof r->base, "http://127.0.0.1:%u", r->ho.port);
-}
-
-static void rig_close(rig_t *r) {
-  http_stop(r->h);
-  srv_close(&r->srv);
-  r->h = NULL;
-}
-
+/* Each test opens the server itself: some change its configuration first. */
 static int rig_setup(void **state) {
-  rig_t *r = calloc(1, sizeof *r);
-  assert_non_null(r);
-  snprintf(r->dir, sizeof r->dir, "/tmp/ripple-test-XXXXXX");
-  assert_non_null(mkdtemp(r->dir));
-  snprintf(r->db, sizeof r->db, "%s/trace.db", r->dir);
-  r->cfg = (srv_config_t){
-      .db_path = r->db,
-      .query_limit = 100000,
-      .limits = {.max_records = 1000, .max_sources = 64, .max_attrs = 16, .max_string = 256}};
-  r->ho = (http_opts_t){.host = "127.0.0.1", .max_body = 1 << 20, .max_connections = 64};
-  *state = r;
-  return 0;
-}
-
-static int rig_teardown(void **state) {
-  rig_t *r = *state;
-  if (r->h) rig_close(r);
-  test_rmtree(r->dir);
-  free(r);
+  *state = rig_new();
   return 0;
 }
 

@@ -157,20 +157,33 @@ char *wl_cache_state(ripple_kube_informer_t *inf) {
   return join(&l);
 }
 
-void wl_converged(ripple_kube_client_t *c, const char *ns, ripple_kube_informer_t *inf,
-                  int timeout_ms) {
-  char *list = NULL, *cache = NULL;
+void wl_converged_to(ripple_kube_client_t *c, const char *ns, char *(*state)(void *ud), void *ud,
+                     const char *what, int timeout_ms) {
+  char *list = NULL, *mine = NULL;
   for (int waited = 0;; waited += 200) {
-    free(list), free(cache);
+    free(list), free(mine);
     list = wl_list_state(c, ns);
-    cache = wl_cache_state(inf);
-    if (strcmp(list, cache) == 0) break;
+    mine = state(ud);
+    if (strcmp(list, mine) == 0) break;
     if (waited >= timeout_ms)
-      fail_msg(
-          "the informer's cache never matched a fresh list within %d ms:\n"
-          "list:\n%s\ncache:\n%s",
-          timeout_ms, list, cache);
+      fail_msg("the %s never matched a fresh list within %d ms:\nlist:\n%s\n%s:\n%s", what,
+               timeout_ms, list, what, mine);
     wl_sleep_ms(200);
   }
-  free(list), free(cache);
+  free(list), free(mine);
+}
+
+char *wl_objects_state(const json_t *objs) {
+  lines_t l = {0};
+  const char *k;
+  json_t *o;
+  json_object_foreach((json_t *)objs, k, o) { add_line(&l, o); }
+  return join(&l);
+}
+
+static char *cache_state(void *inf) { return wl_cache_state(inf); }
+
+void wl_converged(ripple_kube_client_t *c, const char *ns, ripple_kube_informer_t *inf,
+                  int timeout_ms) {
+  wl_converged_to(c, ns, cache_state, inf, "informer's cache", timeout_ms);
 }

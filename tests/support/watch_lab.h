@@ -33,11 +33,17 @@ void wl_cm_delete(ripple_kube_client_t *c, const char *ns, const char *name);
  * fresh list, and from an informer's cache. Free with free(). */
 char *wl_list_state(ripple_kube_client_t *c, const char *ns);
 char *wl_cache_state(ripple_kube_informer_t *inf);
+/* The same of the objects that are the values of the JSON object objs. */
+char *wl_objects_state(const json_t *objs);
 
 /* Wait (at most timeout_ms) until the cache equals a fresh list; fail
  * showing both if it never does. */
 void wl_converged(ripple_kube_client_t *c, const char *ns, ripple_kube_informer_t *inf,
                   int timeout_ms);
+/* The same for any consumer: state(ud) returns what it holds as
+ * wl_list_state() does (freed here); the failure names it what. */
+void wl_converged_to(ripple_kube_client_t *c, const char *ns, char *(*state)(void *ud), void *ud,
+                     const char *what, int timeout_ms);
 
 /* Wait until the controller manager has put kube-root-ca.crt into a new
  * namespace, so that counts of ConfigMaps do not depend on when it does. */

@@ -1,7 +1,7 @@
 /*
  * wh_lab.c - the trace server and the webhook as real processes for lab
- * tests, and the webhook's registration (wh_lab.h), made by the one generator of
- * registrations, webhook/deploy/registration.sh.
+ * tests, the test's namespace, and the webhook's registration (wh_lab.h),
+ * made by the one generator of registrations, webhook/deploy/registration.sh.
  */
 #include "wh_lab.h"
 
@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "http_client.h"
 #include "ripplex/sbuf.h"
 #include "rw_lab.h"
 #include "testutil.h"
@@ -56,6 +57,14 @@ void whlab_kill(whlab_proc_t *p) {
   kill(p->pid, SIGKILL);
   waitpid(p->pid, NULL, 0);
   p->pid = -1;
+}
+
+void whlab_stop(whlab_proc_t *p) {
+  kill(p->pid, SIGTERM);
+  int st = -1;
+  waitpid(p->pid, &st, 0);
+  p->pid = -1;
+  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 static size_t sink(char *p, size_t sz, size_t n, void *ud) {
@@ -139,32 +148,32 @@ void whlab_start(whlab_t *l) {
   fprintf(stderr, "# logs: %s %s\n", l->server.log, l->webhook.log);
 }
 
-int whlab_annotated(ripple_kube_client_t *kc, const char *ns) {
+int whlab_probe(ripple_kube_client_t *kc, const char *ns, json_t **out) {
   json_t *svc = lab_json(
       "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
       "\"ripple-probe\"},\"spec\":{\"ports\":[{\"port\":80}]}}");
   ripple_kube_write_opts_t wo = {.dry_run = 1};
   ripple_kube_status_t st;
-  json_t *out = NULL;
-  int ok =
-      ripple_kube_create(kc, lab_resolve(kc, "services"), ns, svc, &wo, &out, &st) == RIPPLE_OK &&
-      json_object_get(json_object_get(json_object_get(out, "metadata"), "annotations"),
-                      "cpid.ripple.dev/service") != NULL;
+  *out = NULL;
+  int rc = ripple_kube_create(kc, lab_resolve(kc, "services"), ns, svc, &wo, out, &st);
   json_decref(svc);
+  return rc == RIPPLE_OK;
+}
+
+int whlab_annotated(ripple_kube_client_t *kc, const char *ns) {
+  json_t *out = NULL;
+  int ok = whlab_probe(kc, ns, &out) &&
+           json_object_get(json_object_get(json_object_get(out, "metadata"), "annotations"),
+                           "cpid.ripple.dev/service") != NULL;
   json_decref(out);
   return ok;
 }
 
-typedef struct probe {
-  ripple_kube_client_t *kc;
-  const char *ns;
-} probe_t;
-
-/* A dry-run Service create (nothing is stored, nothing traced): does the
- * webhook's context come back on it? */
+/* Does the webhook's context come back on a dry-run write in the test's
+ * namespace? */
 static int webhook_active(void *ud) {
-  probe_t *p = ud;
-  return whlab_annotated(p->kc, p->ns);
+  whlab_t *l = ud;
+  return whlab_annotated(l->kc, l->ns);
 }
 
 /* The registration as YAML from the one generator every registration comes
@@ -198,13 +207,16 @@ static void registration_yaml(const whlab_t *l, const char *name, const char *ns
     fail_msg("%s failed (status %d)", script, status);
 }
 
-void whlab_register(whlab_t *l, ripple_kube_client_t *kc, const char *name, const char *ns) {
+void whlab_register(whlab_t *l, const char *prefix) {
+  char sfx[8], name[64];
+  lab_suffix(sfx, 6);
+  snprintf(name, sizeof name, "%s-%s", prefix, sfx);
   sbuf_t y;
   sbuf_init(&y);
-  registration_yaml(l, name, ns, &y);
+  registration_yaml(l, name, l->ns, &y);
   /* The API server takes YAML as it is: the generator's text is what is stored. */
   ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_request(kc, "POST",
+  LAB_OK(st, ripple_kube_request(l->kc, "POST",
                                  "/apis/admissionregistration.k8s.io/v1/"
                                  "mutatingwebhookconfigurations",
                                  "application/yaml", y.p, y.len, NULL, &st));
@@ -212,18 +224,106 @@ void whlab_register(whlab_t *l, ripple_kube_client_t *kc, const char *name, cons
   snprintf(l->name, sizeof l->name, "%s", name);
   /* The API server picks a new registration up a moment later (longer just
    * after it restarted): wait until a dry-run write comes back annotated. */
-  probe_t p = {kc, ns};
-  if (!lab_wait(webhook_active, &p, 60000)) fail_msg("the registration %s never took effect", name);
+  if (!lab_wait(webhook_active, l, 60000)) fail_msg("the registration %s never took effect", name);
 }
 
-void whlab_unregister(whlab_t *l, ripple_kube_client_t *kc) {
+void whlab_unregister(whlab_t *l) {
   ripple_kube_status_t st;
   const ripple_kube_resource_t *r;
-  if (kc && l->name[0] &&
-      ripple_kube_resolve(kc, "mutatingwebhookconfigurations", &r, &st) == RIPPLE_OK) {
-    int rc = ripple_kube_delete(kc, r, NULL, l->name, NULL, &st);
+  if (l->kc && l->name[0] &&
+      ripple_kube_resolve(l->kc, "mutatingwebhookconfigurations", &r, &st) == RIPPLE_OK) {
+    int rc = ripple_kube_delete(l->kc, r, NULL, l->name, NULL, &st);
     if (rc != RIPPLE_OK && rc != RIPPLE_KUBE_ENOTFOUND)
       fprintf(stderr, "# cannot remove webhook registration %s: %s\n", l->name, st.message);
   }
   l->name[0] = '\0';
+}
+
+/* ---- the test's setting -------------------------------------------------------- */
+
+static whlab_t *exit_lab; /* the one lab of this process */
+
+static void kill_at_exit(void) {
+  if (!exit_lab) return;
+  whlab_kill(&exit_lab->server);
+  whlab_kill(&exit_lab->webhook);
+}
+
+void whlab_begin_cluster(whlab_t *l, const char *ns_prefix) {
+  memset(l, 0, sizeof *l);
+  l->server.pid = l->webhook.pid = -1;
+  if (!exit_lab) atexit(kill_at_exit);
+  exit_lab = l;
+  l->kc = lab_client();
+  lab_ns_new(l->kc, ns_prefix, l->ns, sizeof l->ns);
+  fprintf(stderr, "# namespace %s\n", l->ns);
+}
+
+void whlab_begin(whlab_t *l, const char *ns_prefix, const char *reg_prefix) {
+  whlab_begin_cluster(l, ns_prefix);
+  whlab_start(l);
+  whlab_register(l, reg_prefix);
+}
+
+void whlab_ns_delete(whlab_t *l) {
+  lab_ns_delete(l->kc, l->ns);
+  l->ns[0] = '\0';
+}
+
+void whlab_end(whlab_t *l) {
+  whlab_unregister(l);
+  ripple_kube_status_t st;
+  const ripple_kube_resource_t *r;
+  if (l->kc && l->ns[0] && ripple_kube_resolve(l->kc, "namespaces", &r, &st) == RIPPLE_OK)
+    ripple_kube_delete(l->kc, r, NULL, l->ns, NULL, &st);
+  whlab_kill(&l->server);
+  whlab_kill(&l->webhook);
+  ripple_kube_client_free(l->kc);
+  l->kc = NULL;
+  l->ns[0] = '\0';
+}
+
+/* ---- objects and traces ------------------------------------------------------ */
+
+json_t *whlab_get(whlab_t *l, const char *resource, const char *name) {
+  json_t *o = NULL;
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_get(l->kc, lab_resolve(l->kc, resource), l->ns, name, &o, &st));
+  return o;
+}
+
+void whlab_create(whlab_t *l, const char *resource, json_t *o) {
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_create(l->kc, lab_resolve(l->kc, resource), l->ns, o, NULL, NULL, &st));
+  json_decref(o);
+}
+
+void whlab_patch(whlab_t *l, const char *resource, const char *name, const char *patch) {
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_patch(l->kc, lab_resolve(l->kc, resource), l->ns, name,
+                               RIPPLE_KUBE_PATCH_MERGE, patch, strlen(patch), NULL, NULL, &st));
+}
+
+void whlab_new_cpid(char *out) {
+  ripple_cpid_t id;
+  assert_int_equal(ripple_cpid_generate(&id), RIPPLE_OK);
+  ripple_cpid_format(&id, out);
+}
+
+int whlab_obj_cpid(const json_t *obj, const char *kind, char *out) {
+  char key[RIPPLE_ANNOTATION_KEYMAX];
+  assert_int_equal(ripple_annotation_key(kind, key, sizeof key), RIPPLE_OK);
+  const char *v = json_string_value(json_object_get(lab_at(obj, "metadata.annotations"), key));
+  ripple_ctx_t c;
+  if (!v || ripple_ctx_decode(v, strlen(v), RIPPLE_ANC_MAX, &c) != RIPPLE_OK) return 0;
+  ripple_cpid_format(&c.cpid, out);
+  return 1;
+}
+
+json_t *whlab_trace(const whlab_t *l, const char *cpid, const char *what) {
+  char path[160];
+  snprintf(path, sizeof path, "/v1/cpids/%s/%s", cpid, what);
+  json_t *j = hc_get_json(l->trace, path, 200);
+  if (!j) fail_msg("GET %s%s did not answer 200", l->trace, path);
+  return j;
 }

@@ -166,10 +166,7 @@ static void lab_setup(lab_t *l, const char *prefix) {
 
 static void lab_teardown(lab_t *l) {
   lab_ns_delete(l->kc, l->ns);
-  char cmd[256];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", l->dir);
-  if (system(cmd) != 0) /* NOLINT(cert-env33-c) */
-    fprintf(stderr, "could not remove %s\n", l->dir);
+  test_rmtree(l->dir);
   json_decref(l->want);
   ripple_kube_client_free(l->kc);
 }

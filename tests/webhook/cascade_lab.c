@@ -12,95 +12,68 @@
 
 #include "http_client.h"
 
-cl_t cl;
+whlab_t cl;
 
 /* ---- set up and tear down -------------------------------------------------- */
 
-static void kill_procs(void) {
-  whlab_kill(&cl.lab.server);
-  whlab_kill(&cl.lab.webhook);
-}
-
-void cl_begin_cluster(const char *prefix) {
-  static int hooked;
-  memset(&cl, 0, sizeof cl);
-  cl.lab.server.pid = cl.lab.webhook.pid = -1;
-  if (!hooked) atexit(kill_procs); /* no process may outlive a failed test */
-  hooked = 1;
-  cl.kc = lab_client();
-  lab_ns_new(cl.kc, prefix, cl.ns, sizeof cl.ns);
-  fprintf(stderr, "# namespace %s\n", cl.ns);
-}
-
 void cl_start_webhook(void) {
-  if (cl.lab.webhook.pid <= 0) whlab_start(&cl.lab);
-  char sfx[8], name[64];
-  lab_suffix(sfx, 6);
-  snprintf(name, sizeof name, "ripple-casc-%s", sfx);
-  whlab_register(&cl.lab, cl.kc, name, cl.ns);
-  cl.registered = 1;
+  if (cl.webhook.pid <= 0) whlab_start(&cl);
+  whlab_register(&cl, "ripple-casc");
 }
 
 void cl_begin(const char *prefix) {
-  cl_begin_cluster(prefix);
+  whlab_begin_cluster(&cl, prefix);
   cl_start_webhook();
 }
 
 /* A dry-run Service create: does it still come back with a context? */
 static int webhook_silent(void *ud) {
   (void)ud;
-  json_t *svc = lab_json(
-      "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
-      "\"ripple-probe\"},\"spec\":{\"ports\":[{\"port\":80}]}}");
-  ripple_kube_write_opts_t wo = {.dry_run = 1};
-  ripple_kube_status_t st;
   json_t *out = NULL;
   char id[CL_CPID];
-  int rc = ripple_kube_create(cl.kc, lab_resolve(cl.kc, "services"), cl.ns, svc, &wo, &out, &st);
-  int ok = rc == RIPPLE_OK && !cl_obj_cpid(out, "Service", id);
-  json_decref(svc);
+  int ok = whlab_probe(cl.kc, cl.ns, &out) && !whlab_obj_cpid(out, "Service", id);
   json_decref(out);
   return ok;
 }
 
 void cl_unregister(void) {
-  whlab_unregister(&cl.lab, cl.kc);
-  cl.registered = 0;
+  whlab_unregister(&cl);
   cl_wait(webhook_silent, NULL, 60000, "the API server to stop calling the webhook");
 }
 
 int cl_teardown(void **state) {
   (void)state;
-  if (cl.kc) {
-    whlab_unregister(&cl.lab, cl.kc);
-    ripple_kube_status_t st;
-    const ripple_kube_resource_t *r;
-    if (cl.ns[0] && ripple_kube_resolve(cl.kc, "namespaces", &r, &st) == RIPPLE_OK)
-      ripple_kube_delete(cl.kc, r, NULL, cl.ns, NULL, &st);
-  }
-  kill_procs();
-  ripple_kube_client_free(cl.kc);
-  cl.kc = NULL;
-  cl.ns[0] = '\0';
+  whlab_end(&cl);
   return 0;
 }
 
-/* ---- writes -------------------------------------------------------------- */
+/* ---- objects and writes ----------------------------------------------------- */
 
-void cl_new_cpid(char out[CL_CPID]) {
-  ripple_cpid_t id;
-  assert_int_equal(ripple_cpid_generate(&id), RIPPLE_OK);
-  ripple_cpid_format(&id, out);
+const char *const CL_READY_APPS[] = {"status.readyReplicas", "status.updatedReplicas",
+                                     "status.replicas", "status.availableReplicas", NULL};
+
+json_t *cl_deployment(const char *name, int replicas) {
+  return lab_json(
+      "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"%s\"},"
+      "\"spec\":{\"replicas\":%d,\"selector\":{\"matchLabels\":{\"app\":\"%s\"}},\"template\":{"
+      "\"metadata\":{\"labels\":{\"app\":\"%s\"}},\"spec\":{" CL_CONTAINERS "}}}}",
+      name, replicas, name, name);
 }
 
-int cl_obj_cpid(const json_t *obj, const char *kind, char out[CL_CPID]) {
-  char key[RIPPLE_ANNOTATION_KEYMAX];
-  assert_int_equal(ripple_annotation_key(kind, key, sizeof key), RIPPLE_OK);
-  const char *v = json_string_value(json_object_get(lab_at(obj, "metadata.annotations"), key));
-  ripple_ctx_t c;
-  if (!v || ripple_ctx_decode(v, strlen(v), RIPPLE_ANC_MAX, &c) != RIPPLE_OK) return 0;
-  ripple_cpid_format(&c.cpid, out);
-  return 1;
+json_t *cl_statefulset(const char *name, int replicas) {
+  return lab_json(
+      "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"%s\"},"
+      "\"spec\":{\"replicas\":%d,\"serviceName\":\"%s\",\"selector\":{\"matchLabels\":{"
+      "\"app\":\"%s\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"%s\"}},\"spec\":"
+      "{" CL_CONTAINERS "}}}}",
+      name, replicas, name, name, name);
+}
+
+json_t *cl_service(const char *name) {
+  return lab_json(
+      "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\"},\"spec\":{"
+      "\"selector\":{\"app\":\"%s\"},\"ports\":[{\"port\":80}]}}",
+      name, name);
 }
 
 json_t *cl_get(const char *resource, const char *name) {
@@ -112,40 +85,28 @@ json_t *cl_get(const char *resource, const char *name) {
   return o;
 }
 
-void cl_create(const char *resource, json_t *o) {
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_create(cl.kc, lab_resolve(cl.kc, resource), cl.ns, o, NULL, NULL, &st));
-  json_decref(o);
-}
-
 void cl_create_root(const char *resource, json_t *o, char cpid[CL_CPID]) {
   char key[RIPPLE_ANNOTATION_KEYMAX], value[64];
   const char *kind = json_string_value(json_object_get(o, "kind"));
   assert_non_null(kind);
   assert_int_equal(ripple_annotation_key(kind, key, sizeof key), RIPPLE_OK);
-  cl_new_cpid(cpid);
+  whlab_new_cpid(cpid);
   snprintf(value, sizeof value, "1;%s", cpid);
   json_t *md = json_object_get(o, "metadata");
   assert_non_null(md);
   if (!json_object_get(md, "annotations")) json_object_set_new(md, "annotations", json_object());
   json_object_set_new(json_object_get(md, "annotations"), key, json_string(value));
-  cl_create(resource, o);
-}
-
-void cl_patch(const char *resource, const char *name, const char *patch) {
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_patch(cl.kc, lab_resolve(cl.kc, resource), cl.ns, name,
-                               RIPPLE_KUBE_PATCH_MERGE, patch, strlen(patch), NULL, NULL, &st));
+  whlab_create(&cl, resource, o);
 }
 
 void cl_patch_root(const char *resource, const char *kind, const char *name, const char *fields,
                    char cpid[CL_CPID]) {
   char key[RIPPLE_ANNOTATION_KEYMAX], patch[1024];
   assert_int_equal(ripple_annotation_key(kind, key, sizeof key), RIPPLE_OK);
-  cl_new_cpid(cpid);
+  whlab_new_cpid(cpid);
   snprintf(patch, sizeof patch, "{\"metadata\":{\"annotations\":{\"%s\":\"1;%s\"}}%s%s}", key, cpid,
            fields ? "," : "", fields ? fields : "");
-  cl_patch(resource, name, patch);
+  whlab_patch(&cl, resource, name, patch);
 }
 
 /* ---- raw requests to the API server ---------------------------------------- */
@@ -291,16 +252,8 @@ int cl_nodes(void) {
 
 /* ---- the trace server ------------------------------------------------------ */
 
-json_t *cl_trace(const char *cpid, const char *what) {
-  char path[160];
-  snprintf(path, sizeof path, "/v1/cpids/%s/%s", cpid, what);
-  json_t *j = hc_get_json(cl.lab.trace, path, 200);
-  if (!j) fail_msg("GET %s%s did not answer 200", cl.lab.trace, path);
-  return j;
-}
-
 json_t *cl_related_set(const char *cpid) {
-  json_t *rel = cl_trace(cpid, "related"), *set = json_object();
+  json_t *rel = whlab_trace(&cl, cpid, "related"), *set = json_object();
   if (json_is_true(json_object_get(rel, "truncated"))) fail_msg("related of %s truncated", cpid);
   size_t i;
   json_t *v;
@@ -315,8 +268,8 @@ json_t *cl_all_spans(void) {
   json_t *all = json_array();
   char path[1024] = "/v1/spans?limit=10000";
   for (int page = 0; page < 1000; page++) {
-    json_t *j = hc_get_json(cl.lab.trace, path, 200);
-    if (!j) fail_msg("GET %s%s did not answer 200", cl.lab.trace, path);
+    json_t *j = hc_get_json(cl.trace, path, 200);
+    if (!j) fail_msg("GET %s%s did not answer 200", cl.trace, path);
     json_array_extend(all, json_object_get(j, "spans"));
     const char *next = json_string_value(json_object_get(j, "next"));
     if (!next) {
@@ -335,7 +288,7 @@ json_t *cl_all_spans(void) {
 /* ripple_records_total{kind="span"} of the trace server; -1 if unknown. */
 static double stored_spans(void) {
   char url[128];
-  snprintf(url, sizeof url, "%s/metrics", cl.lab.trace);
+  snprintf(url, sizeof url, "%s/metrics", cl.trace);
   hc_resp_t r;
   double v = -1;
   if (hc_request("GET", url, NULL, 0, NULL, &r) == 0 && r.status == 200) {
@@ -465,7 +418,7 @@ json_t *cl_write_counts(const char *const *res) {
 long long cl_fail_opens(void) {
   char *body = NULL, label[128];
   if (cl_api("GET", "/metrics", NULL, &body, NULL) != 200) fail_msg("GET /metrics failed");
-  snprintf(label, sizeof label, "name=\"%s.", cl.lab.name);
+  snprintf(label, sizeof label, "name=\"%s.", cl.name);
   static const char metric[] = "apiserver_admission_webhook_fail_open_count{";
   long long n = 0;
   for (char *save = NULL, *l = strtok_r(body, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -532,7 +485,7 @@ static void collect_cpid(void *ud, json_t *obj) {
     json_object_clear(c->out);
     return;
   }
-  if (!cl_obj_cpid(obj, c->kind, id)) id[0] = '\0';
+  if (!whlab_obj_cpid(obj, c->kind, id)) id[0] = '\0';
   json_object_set_new(c->out, lab_str(obj, "metadata.name"), json_string(id));
 }
 

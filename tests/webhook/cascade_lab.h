@@ -1,9 +1,10 @@
 /*
  * cascade_lab.h - what the cascade lab tests share (test_cascades_lab.c,
- * test_cascades2_lab.c): the real trace server and webhook for one namespace
- * of the test's own, writes as a person makes them with a root CPID the test
- * knows, raw requests to the API server (DELETE with its admission warnings,
- * /metrics as text), and the trace server's answers as JSON.
+ * test_cascades2_lab.c, test_cascades3_lab.c), on top of wh_lab.h (the real
+ * trace server and webhook for one namespace of the test's own): writes as a
+ * person makes them with a root CPID the test knows, raw requests to the API
+ * server (DELETE with its admission warnings, /metrics as text), the objects
+ * the tests make, and the trace server's answers as JSON.
  *
  * The tests run one at a time (RUN_SERIAL), so one global state is enough.
  */
@@ -19,45 +20,45 @@
 
 #define CL_CPID (RIPPLE_CPID_STRLEN + 1)
 
-typedef struct cl {
-  whlab_t lab;
-  ripple_kube_client_t *kc;
-  char ns[64];    /* the test's namespace; "" once deleted */
-  int registered; /* the webhook's registration is in place */
-} cl_t;
+/* The image of every container the tests make (KWOK runs none), and a Pod
+ * spec's containers of it. */
+#define CL_IMAGE "ripple.invalid/noop"
+#define CL_CONTAINERS "\"containers\":[{\"name\":\"c\",\"image\":\"" CL_IMAGE ":1\"}]"
 
-extern cl_t cl;
+/* The test's client, namespace, processes and registration (wh_lab.h). */
+extern whlab_t cl;
 
 /* The client, the trace server and the webhook, a fresh namespace
- * "<prefix>-<random>" and the webhook registered for it. */
+ * "<prefix>-<random>" and the webhook registered for it. For the client and
+ * the namespace only: whlab_begin_cluster(&cl, prefix). */
 void cl_begin(const char *prefix);
-/* The client and the namespace only (no webhook yet). */
-void cl_begin_cluster(const char *prefix);
-/* Start the webhook and the trace server; register them for cl.ns. */
+/* Start the webhook and the trace server unless they run; register them for
+ * cl.ns (a new registration each time). */
 void cl_start_webhook(void);
 /* Remove the registration and wait until writes to cl.ns pass unchanged. */
 void cl_unregister(void);
 /* cmocka teardown: the registration, the namespace (unless ""), the processes. */
 int cl_teardown(void **state);
 
-/* ---- writes -------------------------------------------------------------- */
+/* ---- objects and writes ----------------------------------------------------- */
 
-/* A fresh root CPID, lower case. */
-void cl_new_cpid(char out[CL_CPID]);
-/* The CPID in obj's annotation for kind; 0 if none (or malformed). */
-int cl_obj_cpid(const json_t *obj, const char *kind, char out[CL_CPID]);
+/* What the tests make: a Deployment and a StatefulSet (its service: name) of
+ * replicas noop Pods labelled app=name, and a Service over app=name's Pods. */
+json_t *cl_deployment(const char *name, int replicas);
+json_t *cl_statefulset(const char *name, int replicas);
+json_t *cl_service(const char *name);
+/* The status fields of a Deployment that count its replicas ready (for
+ * cl_wait_fields). */
+extern const char *const CL_READY_APPS[];
+
 /* The object, or NULL when it does not exist. */
 json_t *cl_get(const char *resource, const char *name);
-/* Create o (taken) in cl.ns. */
-void cl_create(const char *resource, json_t *o);
 /* Create o (taken) carrying a fresh root context of its kind; the CPID to cpid. */
 void cl_create_root(const char *resource, json_t *o, char cpid[CL_CPID]);
 /* A merge patch as `kubectl ripple` writes it: a fresh root context under
  * kind's key plus the members of fields ("\"spec\":{\"replicas\":4}"). */
 void cl_patch_root(const char *resource, const char *kind, const char *name, const char *fields,
                    char cpid[CL_CPID]);
-/* A plain merge patch (no context). */
-void cl_patch(const char *resource, const char *name, const char *patch);
 
 /* A request to the API server as the lab's admin (curl, client certificate):
  * the HTTP status; *body (may be NULL, caller frees) the answer; warning (may
@@ -89,8 +90,6 @@ json_t *cl_cpids(const char *resource, const char *selector, const char *kind);
 
 /* ---- the trace server ------------------------------------------------------ */
 
-/* GET /v1/cpids/{cpid}/{what}; fails the test unless 200. */
-json_t *cl_trace(const char *cpid, const char *what);
 /* The related CPIDs of cpid as an object {cpid: true}. */
 json_t *cl_related_set(const char *cpid);
 /* Every span the trace server holds (all pages), an array. */

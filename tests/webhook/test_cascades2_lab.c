@@ -25,26 +25,6 @@
 #include "cascade_lab.h"
 #include "http_client.h"
 
-#define CONTAINERS "\"containers\":[{\"name\":\"c\",\"image\":\"ripple.invalid/noop:1\"}]"
-
-static const char *const READY_APPS[] = {"status.readyReplicas", "status.updatedReplicas",
-                                         "status.replicas", "status.availableReplicas", NULL};
-
-static json_t *deployment(const char *name, int replicas) {
-  return lab_json(
-      "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"%s\"},"
-      "\"spec\":{\"replicas\":%d,\"selector\":{\"matchLabels\":{\"app\":\"%s\"}},\"template\":{"
-      "\"metadata\":{\"labels\":{\"app\":\"%s\"}},\"spec\":{" CONTAINERS "}}}}",
-      name, replicas, name, name);
-}
-
-static json_t *service(const char *name) {
-  return lab_json(
-      "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\"},\"spec\":{"
-      "\"selector\":{\"app\":\"%s\"},\"ports\":[{\"port\":80}]}}",
-      name, name);
-}
-
 typedef struct epwant {
   const char *name;
   size_t n;
@@ -165,13 +145,15 @@ static void check_each_deleted(const json_t *all, const json_t *objs, const json
 static void test_namespace_delete(void **state) {
   (void)state;
   cl_begin("ripple-casc-g");
-  cl_create("services", service("web"));
-  cl_create("deployments", deployment("web", 3));
-  cl_create("pods", lab_json("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
-                             "\"solo\",\"labels\":{\"app\":\"solo\"}},\"spec\":{" CONTAINERS "}}"));
-  cl_create("configmaps", lab_json("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
-                                   "\"name\":\"cfg\"},\"data\":{\"a\":\"b\"}}"));
-  cl_wait_fields("deployments", "web", 3, READY_APPS, 120000);
+  whlab_create(&cl, "services", cl_service("web"));
+  whlab_create(&cl, "deployments", cl_deployment("web", 3));
+  whlab_create(&cl, "pods",
+               lab_json("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                        "\"solo\",\"labels\":{\"app\":\"solo\"}},\"spec\":{" CL_CONTAINERS "}}"));
+  whlab_create(&cl, "configmaps",
+               lab_json("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                        "\"name\":\"cfg\"},\"data\":{\"a\":\"b\"}}"));
+  cl_wait_fields("deployments", "web", 3, CL_READY_APPS, 120000);
   cl_wait_pods("app=solo", 1, 60000);
   epwant_t w = {"web", 3};
   cl_wait(endpoints_full, &w, 60000, "Endpoints of 3 addresses");
@@ -192,7 +174,7 @@ static void test_namespace_delete(void **state) {
   cl.ns[0] = '\0';
   cl_spans_settle();
 
-  json_t *all = cl_all_spans(), *rel = cl_related_set(x), *org = cl_trace(x, "origins");
+  json_t *all = cl_all_spans(), *rel = cl_related_set(x), *org = whlab_trace(&cl, x, "origins");
   const json_t *o = json_object_get(org, "origins");
   if (json_array_size(o) != 1 || !hc_array_has(o, x)) fail_msg("%s is not a root", x);
   size_t i, roots = 0;
@@ -263,26 +245,23 @@ static json_t *diff(const json_t *before, const json_t *after) {
 
 typedef void (*cascade_fn)(int up);
 
-static void deployment_step(int up) {
-  int n = up ? 20 : 10;
+/* Scale resource/name to n; wait until the fields in ready say so and its
+ * Service's Endpoints list n addresses. */
+static void scale_to(const char *resource, const char *name, int n, const char *const *ready) {
   char patch[64];
   snprintf(patch, sizeof patch, "{\"spec\":{\"replicas\":%d}}", n);
-  cl_patch("deployments", "web", patch);
-  cl_wait_fields("deployments", "web", n, READY_APPS, 120000);
-  epwant_t w = {"web", (size_t)n};
+  whlab_patch(&cl, resource, name, patch);
+  cl_wait_fields(resource, name, n, ready, 120000);
+  epwant_t w = {name, (size_t)n};
   cl_wait(endpoints_full, &w, 60000, "Endpoints to follow the scale");
 }
+
+static void deployment_step(int up) { scale_to("deployments", "web", up ? 20 : 10, CL_READY_APPS); }
 
 static void statefulset_step(int up) {
   static const char *const ready[] = {"status.readyReplicas", "status.replicas",
                                       "status.currentReplicas", NULL};
-  int n = up ? 4 : 2;
-  char patch[64];
-  snprintf(patch, sizeof patch, "{\"spec\":{\"replicas\":%d}}", n);
-  cl_patch("statefulsets", "db", patch);
-  cl_wait_fields("statefulsets", "db", n, ready, 120000);
-  epwant_t w = {"db", (size_t)n};
-  cl_wait(endpoints_full, &w, 60000, "Endpoints to follow the scale");
+  scale_to("statefulsets", "db", up ? 4 : 2, ready);
 }
 
 /* One measured run: the cascade up (counted), then back down (not counted). */
@@ -426,16 +405,12 @@ static void measure(const cascade_t *c) {
 
 static void test_same_writes(void **state) {
   (void)state;
-  cl_begin_cluster("ripple-casc-h");
-  whlab_start(&cl.lab);
-  cl_create("services", service("web"));
-  cl_create("deployments", deployment("web", 10));
-  cl_create("services", service("db"));
-  cl_create("statefulsets",
-            lab_json("{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":"
-                     "\"db\"},\"spec\":{\"replicas\":2,\"serviceName\":\"db\",\"selector\":{"
-                     "\"matchLabels\":{\"app\":\"db\"}},\"template\":{\"metadata\":{\"labels\":{"
-                     "\"app\":\"db\"}},\"spec\":{" CONTAINERS "}}}}"));
+  whlab_begin_cluster(&cl, "ripple-casc-h");
+  whlab_start(&cl);
+  whlab_create(&cl, "services", cl_service("web"));
+  whlab_create(&cl, "deployments", cl_deployment("web", 10));
+  whlab_create(&cl, "services", cl_service("db"));
+  whlab_create(&cl, "statefulsets", cl_statefulset("db", 2));
   deployment_step(0);
   statefulset_step(0);
   static const cascade_t dep = {"deployment 10->20", deployment_step, "deployments PATCH", 10};

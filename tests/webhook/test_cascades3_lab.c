@@ -129,7 +129,7 @@ static void create_workload(workload_t *x) {
   json_t *o = workload_json(x), *out = NULL;
   char key[RIPPLE_ANNOTATION_KEYMAX], cpid[CL_CPID], value[64];
   assert_int_equal(ripple_annotation_key(KINDS[x->kind].kind, key, sizeof key), RIPPLE_OK);
-  cl_new_cpid(cpid);
+  whlab_new_cpid(cpid);
   snprintf(value, sizeof value, "1;%s", cpid);
   json_object_set_new(json_object_get(o, "metadata"), "annotations",
                       json_pack("{s:s}", key, value));
@@ -232,11 +232,11 @@ static void change(int op) {
   if (x->kind == K_POD || x->kind == K_GENPOD) { /* metadata once: labels and context */
     char key[RIPPLE_ANNOTATION_KEYMAX], patch[512];
     assert_int_equal(ripple_annotation_key("Pod", key, sizeof key), RIPPLE_OK);
-    cl_new_cpid(cpid);
+    whlab_new_cpid(cpid);
     snprintf(patch, sizeof patch,
              "{\"metadata\":{\"labels\":{\"touched\":\"yes\"},\"annotations\":{\"%s\":\"1;%s\"}}}",
              key, cpid);
-    cl_patch("pods", x->name, patch);
+    whlab_patch(&cl, "pods", x->name, patch);
   } else {
     cl_patch_root(KINDS[x->kind].res, KINDS[x->kind].kind, x->name, fields[0] ? fields : NULL,
                   cpid);
@@ -282,7 +282,7 @@ static int owners(json_t *owner) {
         } else if (json_integer_value(o) != i && !json_object_get(seen, c)) {
           json_object_set_new(seen, c, json_true());
           if (clashes++ >= 10) continue;
-          json_t *org = cl_trace(c, "origins");
+          json_t *org = whlab_trace(&cl, c, "origins");
           char *d = json_dumps(org, JSON_COMPACT);
           fprintf(stderr, "# FALSE MERGE: %s reached from %s (%s) and %s; origins %s\n", c,
                   w[i].name, json_string_value(root), w[json_integer_value(o)].name, d);

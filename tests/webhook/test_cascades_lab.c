@@ -26,30 +26,9 @@
 #include "cascade_lab.h"
 #include "http_client.h"
 
-#define IMAGE "ripple.invalid/noop"
-#define CONTAINERS "\"containers\":[{\"name\":\"c\",\"image\":\"" IMAGE ":1\"}]"
-
-static const char *const READY_APPS[] = {"status.readyReplicas", "status.updatedReplicas",
-                                         "status.replicas", "status.availableReplicas", NULL};
-
-static json_t *deployment(const char *name, int replicas) {
-  return lab_json(
-      "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"%s\"},"
-      "\"spec\":{\"replicas\":%d,\"selector\":{\"matchLabels\":{\"app\":\"%s\"}},\"template\":{"
-      "\"metadata\":{\"labels\":{\"app\":\"%s\"}},\"spec\":{" CONTAINERS "}}}}",
-      name, replicas, name, name);
-}
-
-static json_t *service(const char *name) {
-  return lab_json(
-      "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\"},\"spec\":{"
-      "\"selector\":{\"app\":\"%s\"},\"ports\":[{\"port\":80}]}}",
-      name, name);
-}
-
 static json_t *root_spans(const char *x) {
   cl_spans_settle();
-  json_t *j = cl_trace(x, "spans");
+  json_t *j = whlab_trace(&cl, x, "spans");
   if (json_is_true(json_object_get(j, "truncated"))) fail_msg("spans of %s truncated", x);
   json_t *arr = json_incref(json_object_get(j, "spans"));
   json_decref(j);
@@ -106,8 +85,8 @@ static void check_old_deletes(const json_t *spans, const json_t *old, const json
 static void test_rollout(void **state) {
   (void)state;
   cl_begin("ripple-casc-a");
-  cl_create("deployments", deployment("web", 4));
-  cl_wait_fields("deployments", "web", 4, READY_APPS, 120000);
+  whlab_create(&cl, "deployments", cl_deployment("web", 4));
+  cl_wait_fields("deployments", "web", 4, CL_READY_APPS, 120000);
   json_t *rs0 = cl_cpids("replicasets", "app=web", "ReplicaSet");
   char *old_rs = only_key(rs0);
   json_t *old = cl_cpids("pods", "app=web", "Pod");
@@ -116,9 +95,9 @@ static void test_rollout(void **state) {
   char x[CL_CPID];
   cl_patch_root("deployments", "Deployment", "web",
                 "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
-                "\"" IMAGE ":2\"}]}}}",
+                "\"" CL_IMAGE ":2\"}]}}}",
                 x);
-  cl_wait_fields("deployments", "web", 4, READY_APPS, 120000);
+  cl_wait_fields("deployments", "web", 4, CL_READY_APPS, 120000);
   const char *k;
   json_t *v;
   json_object_foreach(old, k, v) { cl_wait_gone("pods", k, 120000); }
@@ -166,11 +145,7 @@ static void test_rollout(void **state) {
 static void test_statefulset_scale(void **state) {
   (void)state;
   cl_begin("ripple-casc-b");
-  cl_create("statefulsets",
-            lab_json("{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":"
-                     "\"db\"},\"spec\":{\"replicas\":2,\"serviceName\":\"db\",\"selector\":{"
-                     "\"matchLabels\":{\"app\":\"db\"}},\"template\":{\"metadata\":{\"labels\":{"
-                     "\"app\":\"db\"}},\"spec\":{" CONTAINERS "}}}}"));
+  whlab_create(&cl, "statefulsets", cl_statefulset("db", 2));
   static const char *const ready[] = {"status.readyReplicas", "status.replicas", NULL};
   cl_wait_fields("statefulsets", "db", 2, ready, 120000);
   char x[CL_CPID];
@@ -209,7 +184,7 @@ static void test_daemonset(void **state) {
                  lab_json("{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{"
                           "\"name\":\"ds\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":"
                           "\"ds\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"ds\"}},"
-                          "\"spec\":{" CONTAINERS "}}}}"),
+                          "\"spec\":{" CL_CONTAINERS "}}}}"),
                  x);
   static const char *const ready[] = {"status.desiredNumberScheduled", "status.numberReady",
                                       "status.updatedNumberScheduled", NULL};
@@ -246,7 +221,7 @@ static void test_daemonset(void **state) {
 static json_t *job_template(int n) {
   return lab_json(
       "{\"completions\":%d,\"parallelism\":%d,\"backoffLimit\":2,\"template\":{\"metadata\":{"
-      "\"labels\":{\"app\":\"work\"}},\"spec\":{\"restartPolicy\":\"Never\"," CONTAINERS "}}}",
+      "\"labels\":{\"app\":\"work\"}},\"spec\":{\"restartPolicy\":\"Never\"," CL_CONTAINERS "}}}",
       n, n);
 }
 
@@ -350,7 +325,7 @@ static void test_cronjob(void **state) {
   expect_related(pods, jrel, "the cron job's pod");
   json_t *jobs = json_object(), *j = cl_get("jobs", jobname);
   char id[CL_CPID];
-  assert_true(cl_obj_cpid(j, "Job", id));
+  assert_true(whlab_obj_cpid(j, "Job", id));
   json_object_set_new(jobs, jobname, json_string(id));
   expect_related(jobs, jrel, "the cron job's job");
   expect_related(pods, rel, "the cron job's pod");
@@ -388,14 +363,15 @@ static void test_service(void **state) {
   (void)state;
   cl_begin("ripple-casc-f");
   for (int i = 0; i < 3; i++)
-    cl_create("pods",
-              lab_json("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
-                       "\"front-%d\",\"labels\":{\"app\":\"front\"}},\"spec\":{" CONTAINERS "}}",
-                       i));
+    whlab_create(
+        &cl, "pods",
+        lab_json("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                 "\"front-%d\",\"labels\":{\"app\":\"front\"}},\"spec\":{" CL_CONTAINERS "}}",
+                 i));
   cl_wait_pods("app=front", 3, 120000);
   json_t *pods = cl_cpids("pods", "app=front", "Pod");
   char x[CL_CPID];
-  cl_create_root("services", service("front"), x);
+  cl_create_root("services", cl_service("front"), x);
   cl_wait(endpoints_of_three, NULL, 60000, "Endpoints and EndpointSlices of 3 addresses");
 
   json_t *spans = root_spans(x), *rel = cl_related_set(x);
@@ -411,7 +387,7 @@ static void test_service(void **state) {
   expect_related(ep, rel, "endpoints");
   expect_related(es, rel, "endpointslice");
   /* The Endpoints' CPID came from the Service's and every Pod's. */
-  json_t *org = cl_trace(json_string_value(json_object_get(ep, "front")), "origins");
+  json_t *org = whlab_trace(&cl, json_string_value(json_object_get(ep, "front")), "origins");
   const json_t *o = json_object_get(org, "origins");
   if (!hc_array_has(o, x)) fail_msg("the Endpoints' origins lack the Service's root");
   const char *k;

@@ -32,8 +32,6 @@
 #define OPERATOR "ripple-operator" /* the ServiceAccount's name: the spans' service */
 
 static whlab_t lab;
-static char ns[64];
-static ripple_kube_client_t *kc;
 static int started_operator;
 
 /* ---- the operator, through the lab command ---------------------------------- */
@@ -69,60 +67,21 @@ static void operator_release(void) {
   started_operator = 0;
 }
 
-/* At exit too: no process may outlive a failed test. */
-static void kill_both(void) {
-  whlab_kill(&lab.server);
-  whlab_kill(&lab.webhook);
-}
-
 static int teardown(void **state) {
   (void)state;
-  ripple_kube_status_t st;
-  const ripple_kube_resource_t *r;
-  whlab_unregister(&lab, kc);
-  if (kc && *ns && ripple_kube_resolve(kc, "namespaces", &r, &st) == RIPPLE_OK)
-    ripple_kube_delete(kc, r, NULL, ns, NULL, &st);
-  kill_both();
+  whlab_end(&lab);
   operator_release();
-  ripple_kube_client_free(kc);
-  kc = NULL;
   return 0;
 }
 
 /* ---- cluster and trace server helpers ----------------------------------- */
 
-static json_t *get(const char *resource, const char *name) {
-  json_t *o = NULL;
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_get(kc, lab_resolve(kc, resource), ns, name, &o, &st));
-  return o;
-}
-
 /* The CPID of resource/name's context (kind's annotation) into out; 0 if none. */
 static int cpid_of(const char *resource, const char *name, const char *kind, char *out) {
-  char key[RIPPLE_ANNOTATION_KEYMAX];
-  assert_int_equal(ripple_annotation_key(kind, key, sizeof key), RIPPLE_OK);
-  json_t *o = get(resource, name);
-  const char *v = json_string_value(json_object_get(lab_at(o, "metadata.annotations"), key));
-  ripple_ctx_t c;
-  int ok = v && ripple_ctx_decode(v, strlen(v), RIPPLE_ANC_MAX, &c) == RIPPLE_OK;
-  if (ok) ripple_cpid_format(&c.cpid, out);
+  json_t *o = whlab_get(&lab, resource, name);
+  int ok = whlab_obj_cpid(o, kind, out);
   json_decref(o);
   return ok;
-}
-
-static void new_root(char *out) {
-  ripple_cpid_t id;
-  assert_int_equal(ripple_cpid_generate(&id), RIPPLE_OK);
-  ripple_cpid_format(&id, out);
-}
-
-static json_t *trace_get(const char *cpid, const char *what) {
-  char path[128];
-  snprintf(path, sizeof path, "/v1/cpids/%s/%s", cpid, what);
-  json_t *j = hc_get_json(lab.trace, path, 200);
-  if (!j) fail_msg("GET %s%s did not answer 200", lab.trace, path);
-  return j;
 }
 
 static const char *sattr(const json_t *span, const char *key) {
@@ -134,7 +93,8 @@ static const char *sattr(const json_t *span, const char *key) {
 static json_t *get_maybe(const char *resource, const char *name) {
   json_t *o = NULL;
   ripple_kube_status_t st;
-  if (ripple_kube_get(kc, lab_resolve(kc, resource), ns, name, &o, &st) != RIPPLE_OK) return NULL;
+  if (ripple_kube_get(lab.kc, lab_resolve(lab.kc, resource), lab.ns, name, &o, &st) != RIPPLE_OK)
+    return NULL;
   return o;
 }
 
@@ -189,7 +149,7 @@ static size_t count(const json_t *spans, const want_t *w, const char *object) {
 static int spans_complete(void *ud) {
   check_t *c = ud;
   json_decref(c->spans);
-  c->spans = trace_get(c->root, "spans");
+  c->spans = whlab_trace(&lab, c->root, "spans");
   c->missing = NULL;
   for (size_t i = 0; i < c->nwants && !c->missing; i++) {
     const want_t *w = &c->wants[i];
@@ -229,7 +189,7 @@ static void check_spans(const char *root, const want_t *wants, size_t n, json_t 
 /* Each Pod in pods carries a context related to root (and, when only is set,
  * descending from root alone: one trace, no other change merged in). */
 static void check_pods(const char *root, json_t *pods, int only) {
-  json_t *rel = trace_get(root, "related");
+  json_t *rel = whlab_trace(&lab, root, "related");
   const char *pod;
   json_t *v;
   char id[RIPPLE_CPID_STRLEN + 1];
@@ -237,7 +197,7 @@ static void check_pods(const char *root, json_t *pods, int only) {
     if (!cpid_of("pods", pod, "Pod", id)) fail_msg("pod %s has no context", pod);
     if (!hc_array_has(json_object_get(rel, "related"), id))
       fail_msg("pod %s carries %s, not related to %s", pod, id, root);
-    json_t *org = trace_get(id, "origins");
+    json_t *org = whlab_trace(&lab, id, "origins");
     const json_t *o = json_object_get(org, "origins");
     if (!hc_array_has(o, root)) fail_msg("pod %s: %s is not among its origins", pod, root);
     if (only && json_array_size(o) != 1) {
@@ -251,7 +211,7 @@ static void check_pods(const char *root, json_t *pods, int only) {
 
 /* Each Pod in pods carries a context NOT related to root. */
 static void check_unrelated(const char *root, json_t *pods) {
-  json_t *rel = trace_get(root, "related");
+  json_t *rel = whlab_trace(&lab, root, "related");
   const char *pod;
   json_t *v;
   char id[RIPPLE_CPID_STRLEN + 1];
@@ -300,9 +260,7 @@ static void create_app(const char *root) {
       "\"cpid.ripple.dev/rippleapp\":\"1;%s\"}},"
       "\"spec\":{\"replicas\":3,\"image\":\"" IMAGE "\"}}",
       root);
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_create(kc, lab_resolve(kc, "rippleapps"), ns, o, NULL, NULL, &st));
-  json_decref(o);
+  whlab_create(&lab, "rippleapps", o);
 }
 
 static void scale_app(const char *root, int replicas) {
@@ -311,19 +269,17 @@ static void scale_app(const char *root, int replicas) {
            "{\"metadata\":{\"annotations\":{\"cpid.ripple.dev/rippleapp\":\"1;%s\"}},"
            "\"spec\":{\"replicas\":%d}}",
            root, replicas);
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_patch(kc, lab_resolve(kc, "rippleapps"), ns, APP, RIPPLE_KUBE_PATCH_MERGE,
-                               patch, strlen(patch), NULL, NULL, &st));
+  whlab_patch(&lab, "rippleapps", APP, patch);
 }
 
 /* The operator's children: controlled by the RippleApp, none of its
  * annotations copied onto them. */
 static void check_children(void) {
-  json_t *app = get("rippleapps", APP);
+  json_t *app = whlab_get(&lab, "rippleapps", APP);
   const char *uid = lab_str(app, "metadata.uid");
   const char *kids[][2] = {{"configmaps", APP "-config"}, {"deployments", APP}};
   for (size_t i = 0; i < 2; i++) {
-    json_t *o = get(kids[i][0], kids[i][1]);
+    json_t *o = whlab_get(&lab, kids[i][0], kids[i][1]);
     const json_t *ref = json_array_get(lab_at(o, "metadata.ownerReferences"), 0);
     assert_non_null(ref);
     assert_string_equal(lab_str(ref, "uid"), uid);
@@ -337,36 +293,29 @@ static void check_children(void) {
 static void test_operator_one_trace(void **state) {
   (void)state;
   operator_ensure();
-  kc = lab_client();
-  atexit(kill_both);
-  whlab_start(&lab);
-  lab_ns_new(kc, "ripple-op", ns, sizeof ns);
-  char sfx[8], name[64];
-  lab_suffix(sfx, 6);
-  snprintf(name, sizeof name, "ripple-op-test-%s", sfx);
-  whlab_register(&lab, kc, name, ns);
+  whlab_begin(&lab, "ripple-op", "ripple-op-test");
 
   /* A person's create with its own root. */
   char root[RIPPLE_CPID_STRLEN + 1], got[RIPPLE_CPID_STRLEN + 1];
-  new_root(root);
+  whlab_new_cpid(root);
   create_app(root);
   wait_ready(3);
   assert_true(cpid_of("rippleapps", APP, "RippleApp", got));
   assert_string_equal(got, root); /* the person's CPID is kept */
   check_children();
-  json_t *pods = lab_names(kc, "pods", ns, "app=" APP);
+  json_t *pods = lab_names(lab.kc, "pods", lab.ns, "app=" APP);
   assert_int_equal(json_object_size(pods), 3);
   check_spans(root, create_wants, sizeof create_wants / sizeof *create_wants, pods);
   check_pods(root, pods, 1);
 
   /* A person's scale with a second root: the new Pods are under it. */
   char root2[RIPPLE_CPID_STRLEN + 1];
-  new_root(root2);
+  whlab_new_cpid(root2);
   scale_app(root2, 5);
   wait_ready(5);
   assert_true(cpid_of("rippleapps", APP, "RippleApp", got));
   assert_string_equal(got, root2);
-  json_t *all = lab_names(kc, "pods", ns, "app=" APP), *fresh = json_object();
+  json_t *all = lab_names(lab.kc, "pods", lab.ns, "app=" APP), *fresh = json_object();
   const char *k;
   json_t *v;
   json_object_foreach(all, k, v) {
@@ -381,18 +330,13 @@ static void test_operator_one_trace(void **state) {
   json_decref(fresh);
   json_decref(pods);
 
-  whlab_unregister(&lab, kc);
-  kill(lab.webhook.pid, SIGTERM);
-  int st;
-  waitpid(lab.webhook.pid, &st, 0);
-  lab.webhook.pid = -1;
-  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  whlab_unregister(&lab);
+  whlab_stop(&lab.webhook);
   /* The RippleApp first, so the operator does not re-create the children the
    * namespace's deletion removes before it. */
   ripple_kube_status_t ds;
-  LAB_OK(ds, ripple_kube_delete(kc, lab_resolve(kc, "rippleapps"), ns, APP, NULL, &ds));
-  lab_ns_delete(kc, ns);
-  ns[0] = '\0';
+  LAB_OK(ds, ripple_kube_delete(lab.kc, lab_resolve(lab.kc, "rippleapps"), lab.ns, APP, NULL, &ds));
+  whlab_ns_delete(&lab);
 }
 
 int main(void) {

@@ -30,14 +30,13 @@ static void cpid_of_span(fx_t *f, size_t i, char *id) {
 /* A generateName create of a kind's Pod, owned by (kind, name, uid). */
 static void create_generated_pod(fx_t *f, const char *user, const char *kind, const char *owner,
                                  const char *uid) {
-  char obj[1024], body[4096];
+  char obj[1024];
   snprintf(obj, sizeof obj,
            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"%s-\","
            "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"%s\","
            "\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true}]}}",
            owner, kind, owner, uid);
-  review(body, sizeof body, "CREATE", user, "Pod", "pods", "", "d", "", obj, "null");
-  post(f, body);
+  admit(f, "CREATE", user, "Pod", "pods", "", "d", "", obj, "null");
 }
 
 /* The lab's finding: a DaemonSet's and a Job's Pods, created at the same
@@ -72,24 +71,21 @@ static void test_generated_names_never_merge(void **state) {
  * one (by uid) is not a source of the new one's children. */
 static void test_reused_name_is_another_object(void **state) {
   fx_t *f = *state;
-  char body[4096];
   const char *old_dep =
       "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
       "\"namespace\":\"d\",\"uid\":\"old-uid\"}}";
-  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d",
-         "web", old_dep, old_dep);
-  post(f, body); /* a root, remembered for (web, old-uid) */
+  admit(f, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d", "web", old_dep,
+        old_dep); /* a root, remembered for (web, old-uid) */
   world_add(&f->world,
             "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
             "\"namespace\":\"d\",\"uid\":\"new-uid\",\"annotations\":{\"cpid.ripple.dev/"
             "deployment\":\"1;" X_CPID "\"}}}");
-  review(body, sizeof body, "CREATE", "system:serviceaccount:kube-system:deployment-controller",
-         "ReplicaSet", "replicasets", "", "d", "web-2",
-         "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-2\","
-         "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
-         "\"Deployment\",\"name\":\"web\",\"uid\":\"new-uid\",\"controller\":true}]}}",
-         "null");
-  post(f, body);
+  admit(f, "CREATE", "system:serviceaccount:kube-system:deployment-controller", "ReplicaSet",
+        "replicasets", "", "d", "web-2",
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-2\","
+        "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+        "\"Deployment\",\"name\":\"web\",\"uid\":\"new-uid\",\"controller\":true}]}}",
+        "null");
   char id[40];
   cpid_of_span(f, 1, id);
   assert_string_equal(id, X_CPID);
@@ -109,13 +105,10 @@ static void test_binding_ignores_owner_changes(void **state) {
             "\"d\",\"uid\":\"pod-uid\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
             "\"ReplicaSet\",\"name\":\"rs\",\"uid\":\"rs-uid\",\"controller\":true}],"
             "\"annotations\":{\"cpid.ripple.dev/pod\":\"1;" X_CPID "\"}}}");
-  char body[4096];
-  review(body, sizeof body, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d",
-         "rs-a",
-         "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"rs-a\","
-         "\"namespace\":\"d\",\"uid\":\"pod-uid\"},\"target\":{\"kind\":\"Node\",\"name\":\"n\"}}",
-         "null");
-  post(f, body);
+  admit(f, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d", "rs-a",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"rs-a\","
+        "\"namespace\":\"d\",\"uid\":\"pod-uid\"},\"target\":{\"kind\":\"Node\",\"name\":\"n\"}}",
+        "null");
   assert_string_equal(f->patch, "");
   char id[40];
   cpid_of_span(f, 0, id);
@@ -125,13 +118,10 @@ static void test_binding_ignores_owner_changes(void **state) {
 /* A scale is remembered for its Deployment's uid only. */
 static void test_scale_memory_by_uid(void **state) {
   fx_t *f = *state;
-  char body[4096];
   const char *scale =
       "{\"kind\":\"Scale\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\",\"uid\":\"dep-uid\"}"
       "}";
-  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Scale", "deployments", "scale", "d",
-         "web", scale, scale);
-  post(f, body);
+  admit(f, "UPDATE", "kubernetes-admin", "Scale", "deployments", "scale", "d", "web", scale, scale);
   assert_int_equal(f->cap->nml, 1);
 #define RS_FMT                                                                            \
   "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\"," \
@@ -139,14 +129,12 @@ static void test_scale_memory_by_uid(void **state) {
   "\"Deployment\",\"name\":\"web\",\"uid\":\"%s\",\"controller\":true}]}}"
   char rs[1024];
   snprintf(rs, sizeof rs, RS_FMT, "other-uid");
-  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:deployment-controller",
-         "ReplicaSet", "replicasets", "", "d", "web-1", rs, rs);
-  post(f, body);
+  admit(f, "UPDATE", "system:serviceaccount:kube-system:deployment-controller", "ReplicaSet",
+        "replicasets", "", "d", "web-1", rs, rs);
   assert_string_equal(attr(&f->cap->sp[1], "spontaneous"), "true"); /* not the scale's */
   snprintf(rs, sizeof rs, RS_FMT, "dep-uid");
-  review(body, sizeof body, "UPDATE", "system:serviceaccount:kube-system:deployment-controller",
-         "ReplicaSet", "replicasets", "", "d", "web-2", rs, rs);
-  post(f, body);
+  admit(f, "UPDATE", "system:serviceaccount:kube-system:deployment-controller", "ReplicaSet",
+        "replicasets", "", "d", "web-2", rs, rs);
   assert_true(ripple_cpid_equal(&f->cap->sp[2].cpid, &f->cap->ml[0].cpid));
 }
 
@@ -158,14 +146,12 @@ static void test_operator_custom_resource_owner(void **state) {
             "{\"apiVersion\":\"lab.ripple.dev/v1\",\"kind\":\"RippleApp\",\"metadata\":{\"name\":"
             "\"app\",\"namespace\":\"d\",\"uid\":\"app-uid\",\"annotations\":{"
             "\"cpid.ripple.dev/rippleapp\":\"1;" X_CPID "\"}}}");
-  char body[4096];
-  review(body, sizeof body, "CREATE", "system:serviceaccount:ops:ripple-operator", "Deployment",
-         "deployments", "", "d", "app",
-         "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"app\","
-         "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"lab.ripple.dev/v1\",\"kind\":"
-         "\"RippleApp\",\"name\":\"app\",\"uid\":\"app-uid\",\"controller\":true}]}}",
-         "null");
-  post(f, body);
+  admit(f, "CREATE", "system:serviceaccount:ops:ripple-operator", "Deployment", "deployments", "",
+        "d", "app",
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"app\","
+        "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"lab.ripple.dev/v1\",\"kind\":"
+        "\"RippleApp\",\"name\":\"app\",\"uid\":\"app-uid\",\"controller\":true}]}}",
+        "null");
   assert_null(warning(f)); /* not a person's root */
   char id[40];
   cpid_of_span(f, 0, id);
@@ -184,7 +170,6 @@ static void test_cronjob_tick(void **state) {
             "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"cj\","
             "\"namespace\":\"d\",\"uid\":\"cj-uid\",\"annotations\":{\"cpid.ripple.dev/"
             "cronjob\":\"1;" X_CPID "\"}}}");
-  char body[4096];
   for (int run = 0; run < 2; run++) {
     char job[1024], name[32];
     snprintf(name, sizeof name, "cj-%d", 2900 + run);
@@ -193,9 +178,8 @@ static void test_cronjob_tick(void **state) {
              "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":"
              "\"CronJob\",\"name\":\"cj\",\"uid\":\"cj-uid\",\"controller\":true}]}}",
              name);
-    review(body, sizeof body, "CREATE", "system:serviceaccount:kube-system:cronjob-controller",
-           "Job", "jobs", "", "d", name, job, "null");
-    post(f, body);
+    admit(f, "CREATE", "system:serviceaccount:kube-system:cronjob-controller", "Job", "jobs", "",
+          "d", name, job, "null");
   }
   assert_int_equal(f->cap->nml, 2);
   assert_false(ripple_cpid_equal(&f->cap->ml[0].cpid, &f->cap->ml[1].cpid));
@@ -232,9 +216,7 @@ static void test_reviews_excluded_by_group(void **state) {
   post(f, body);
   assert_int_equal(f->cap->nsp, 0);
   assert_int_equal(atomic_load(&wh_metrics(f->w)->skipped), 1);
-  review(body, sizeof body, "CREATE", "kubernetes-admin", "CodeReview", "codereviews", "", "d", "r",
-         obj, "null");
-  post(f, body);
+  admit(f, "CREATE", "kubernetes-admin", "CodeReview", "codereviews", "", "d", "r", obj, "null");
   assert_int_equal(f->cap->nsp, 1);
 }
 
@@ -242,9 +224,7 @@ static void test_reviews_excluded_by_group(void **state) {
 
 static void delete_req(fx_t *f, const char *user, const char *kind, const char *resource,
                        const char *name, const char *old) {
-  char body[8192];
-  review(body, sizeof body, "DELETE", user, kind, resource, "", "d", name, "null", old);
-  post(f, body);
+  admit(f, "DELETE", user, kind, resource, "", "d", name, "null", old);
   assert_string_equal(f->patch, "");
 }
 
@@ -324,10 +304,8 @@ static void test_delete_after_client_root(void **state) {
       "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
       "\"namespace\":\"d\",\"uid\":\"dep-uid\",\"annotations\":{\"cpid.ripple.dev/"
       "deployment\":\"1;" Y_CPID "\"}}}";
-  char body[4096];
-  review(body, sizeof body, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d",
-         "web", dep_new, dep_old);
-  post(f, body);
+  admit(f, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d", "web", dep_new,
+        dep_old);
   assert_string_equal(warning(f), "ripple: cpid " Y_CPID);
   f->cap->now += 1000000;
   delete_req(f, "kubernetes-admin", "Deployment", "deployments", "web", dep_old);
@@ -348,24 +326,19 @@ static void test_delete_after_client_root(void **state) {
 static void test_delete_namespace(void **state) {
   fx_t *f = *state;
   world_add(&f->world, rs_json);
-  char body[4096];
-  review(body, sizeof body, "DELETE", "kubernetes-admin", "Namespace", "namespaces", "", "d", "d",
-         "null",
-         "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"d\","
-         "\"uid\":\"ns-uid\"}}");
-  post(f, body);
+  admit(f, "DELETE", "kubernetes-admin", "Namespace", "namespaces", "", "d", "d", "null",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"d\","
+        "\"uid\":\"ns-uid\"}}");
   char root[40];
   fmt(&f->cap->ml[0].cpid, root);
-  review(body, sizeof body, "DELETE", NS_SA, "Pod", "pods", "", "d", "", "null", pod_json);
-  post(f, body);
+  admit(f, "DELETE", NS_SA, "Pod", "pods", "", "d", "", "null", pod_json);
   assert_span(f, 1, root, P_CPID, "namespace-controller");
   /* A collection delete admits each object with request.name "". */
   assert_string_equal(attr(&f->cap->sp[1], "name"), "web-1-a");
   delete_req(f, "system:node:n0", "Pod", "pods", "web-1-a", pod_json);
   assert_span(f, 2, root, P_CPID, "kubelet");
   /* Another namespace's objects are not part of it: a cause of their own. */
-  review(body, sizeof body, "DELETE", NS_SA, "Pod", "pods", "", "e", "", "null", "null");
-  post(f, body);
+  admit(f, "DELETE", NS_SA, "Pod", "pods", "", "e", "", "null", "null");
   assert_int_equal(f->cap->nsp, 4);
   assert_false(ripple_cpid_equal(&f->cap->sp[3].cpid, &f->cap->ml[0].cpid));
   assert_string_equal(attr(&f->cap->sp[3], "spontaneous"), "true");
@@ -392,18 +365,15 @@ static void test_delete_without_cause(void **state) {
 /* A deleted object's name is free again: its memory goes with it. */
 static void test_delete_forgets(void **state) {
   fx_t *f = *state;
-  char body[4096];
   const char *ss_old =
       "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"db\","
       "\"namespace\":\"d\"}}";
-  review(body, sizeof body, "UPDATE", "kubernetes-admin", "StatefulSet", "statefulsets", "", "d",
-         "db", ss_old, ss_old);
-  post(f, body);
+  admit(f, "UPDATE", "kubernetes-admin", "StatefulSet", "statefulsets", "", "d", "db", ss_old,
+        ss_old);
   delete_req(f, "kubernetes-admin", "StatefulSet", "statefulsets", "db", ss_old);
   /* A controller's later write of a new "db" (no uid known yet) finds nothing. */
-  review(body, sizeof body, "CREATE", "system:serviceaccount:ops:op", "StatefulSet", "statefulsets",
-         "", "d", "db", ss_old, "null");
-  post(f, body);
+  admit(f, "CREATE", "system:serviceaccount:ops:op", "StatefulSet", "statefulsets", "", "d", "db",
+        ss_old, "null");
   assert_string_equal(attr(&f->cap->sp[2], "spontaneous"), "true");
 }
 
@@ -411,11 +381,9 @@ static void test_delete_forgets(void **state) {
 
 static void test_hop_metrics(void **state) {
   fx_t *f = *state;
-  char body[4096];
-  review(body, sizeof body, "UPDATE", "kubernetes-admin", "ReplicaSet", "replicasets", "", "d",
-         "rs", "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\",\"namespace\":\"d\"}}",
-         "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\",\"namespace\":\"d\"}}");
-  post(f, body);
+  admit(f, "UPDATE", "kubernetes-admin", "ReplicaSet", "replicasets", "", "d", "rs",
+        "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\",\"namespace\":\"d\"}}",
+        "{\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\",\"namespace\":\"d\"}}");
   f->cap->now += 20000000; /* the controller reacts 20 ms later */
   create_generated_pod(f, RS_SA, "ReplicaSet", "rs", "u");
   create_generated_pod(f, RS_SA, "ReplicaSet", "rs", "u");

@@ -26,14 +26,6 @@
 #include "wh_lab.h"
 
 static whlab_t lab;
-static char ns[64];
-static ripple_kube_client_t *kc;
-
-/* At exit too: no process may outlive a failed test. */
-static void kill_both(void) {
-  whlab_kill(&lab.server);
-  whlab_kill(&lab.webhook);
-}
 
 /* A metric's value from the webhook's /metrics; prints the latency lines. */
 static double metric(const char *name) {
@@ -53,37 +45,11 @@ static double metric(const char *name) {
 /* Whatever the test left when it failed: the registration, the namespace. */
 static int teardown(void **state) {
   (void)state;
-  ripple_kube_status_t st;
-  const ripple_kube_resource_t *r;
-  whlab_unregister(&lab, kc);
-  if (kc && *ns && ripple_kube_resolve(kc, "namespaces", &r, &st) == RIPPLE_OK)
-    ripple_kube_delete(kc, r, NULL, ns, NULL, &st);
-  kill_both();
-  ripple_kube_client_free(kc);
-  kc = NULL;
+  whlab_end(&lab);
   return 0;
 }
 
 /* ---- cluster and trace server helpers ----------------------------------- */
-
-/* The CPID in obj's annotation for kind, into out (37 bytes); 0 if none. */
-static int obj_cpid(const json_t *obj, const char *kind, char *out) {
-  char key[RIPPLE_ANNOTATION_KEYMAX];
-  assert_int_equal(ripple_annotation_key(kind, key, sizeof key), RIPPLE_OK);
-  const char *v = json_string_value(
-      json_object_get(json_object_get(json_object_get(obj, "metadata"), "annotations"), key));
-  ripple_ctx_t c;
-  if (!v || ripple_ctx_decode(v, strlen(v), RIPPLE_ANC_MAX, &c) != RIPPLE_OK) return 0;
-  ripple_cpid_format(&c.cpid, out);
-  return 1;
-}
-
-static json_t *get(const char *resource, const char *name) {
-  json_t *o = NULL;
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_get(kc, lab_resolve(kc, resource), ns, name, &o, &st));
-  return o;
-}
 
 typedef struct want {
   int replicas;
@@ -91,7 +57,7 @@ typedef struct want {
 
 static int deployment_ready(void *ud) {
   const want_t *w = ud;
-  json_t *d = get("deployments", "web");
+  json_t *d = whlab_get(&lab, "deployments", "web");
   int ok = lab_int(d, "status.readyReplicas") == w->replicas &&
            lab_int(d, "status.updatedReplicas") == w->replicas &&
            lab_int(d, "status.observedGeneration") == lab_int(d, "metadata.generation");
@@ -101,7 +67,7 @@ static int deployment_ready(void *ud) {
 
 static int endpoints_full(void *ud) {
   const want_t *w = ud;
-  json_t *e = get("endpoints", "web");
+  json_t *e = whlab_get(&lab, "endpoints", "web");
   const json_t *addrs =
       json_object_get(json_array_get(json_object_get(e, "subsets"), 0), "addresses");
   int ok = (int)json_array_size(addrs) == w->replicas;
@@ -115,21 +81,10 @@ static void scale(const char *cpid, int replicas) {
            "{\"metadata\":{\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;%s\"}},"
            "\"spec\":{\"replicas\":%d}}",
            cpid, replicas);
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_patch(kc, lab_resolve(kc, "deployments"), ns, "web",
-                               RIPPLE_KUBE_PATCH_MERGE, patch, strlen(patch), NULL, NULL, &st));
+  whlab_patch(&lab, "deployments", "web", patch);
   want_t w = {replicas};
   if (!lab_wait(deployment_ready, &w, 120000))
     fail_msg("the Deployment did not reach %d ready replicas within 120 s", replicas);
-}
-
-static json_t *trace_get(const char *cpid, const char *what) {
-  char base[64], path[128];
-  snprintf(base, sizeof base, "http://127.0.0.1:%u", lab.server.port);
-  snprintf(path, sizeof path, "/v1/cpids/%s/%s", cpid, what);
-  json_t *j = hc_get_json(base, path, 200);
-  if (!j) fail_msg("GET %s%s did not answer 200", base, path);
-  return j;
 }
 
 /* Is cpid among the related CPIDs of root? */
@@ -155,14 +110,7 @@ static size_t count_spans(const json_t *spans, const char *name, json_t *names) 
 
 /* ---- the test --------------------------------------------------------------- */
 
-/* Create o (taken) in the test's namespace. */
-static void create(const char *resource, json_t *o) {
-  ripple_kube_status_t st;
-  LAB_OK(st, ripple_kube_create(kc, lab_resolve(kc, resource), ns, o, NULL, NULL, &st));
-  json_decref(o);
-}
-
-static json_t *pod_names(void) { return lab_names(kc, "pods", ns, "app=web"); }
+static json_t *pod_names(void) { return lab_names(lab.kc, "pods", lab.ns, "app=web"); }
 
 /* What the trace server holds of a scale's spans. */
 typedef struct scale_spans {
@@ -175,7 +123,7 @@ typedef struct scale_spans {
 static int spans_complete(void *ud) {
   scale_spans_t *c = ud;
   json_decref(c->spans);
-  c->spans = trace_get(c->x, "spans");
+  c->spans = whlab_trace(&lab, c->x, "spans");
   c->ndep = c->nrs = 0;
   size_t i;
   const json_t *s;
@@ -191,7 +139,7 @@ static int spans_complete(void *ud) {
 
 /* The scale's CPID relates to the Deployment, its ReplicaSet, the new Pods. */
 static void check_scale(const char *x, json_t *before) {
-  json_t *rel = trace_get(x, "related");
+  json_t *rel = whlab_trace(&lab, x, "related");
   json_t *all = pod_names(), *fresh = json_object();
   const char *k;
   json_t *v;
@@ -214,8 +162,8 @@ static void check_scale(const char *x, json_t *before) {
   /* Each new Pod and the ReplicaSet carry a CPID related to the scale's. */
   char id[RIPPLE_CPID_STRLEN + 1];
   json_object_foreach(fresh, k, v) {
-    json_t *pod = get("pods", k);
-    assert_true(obj_cpid(pod, "Pod", id));
+    json_t *pod = whlab_get(&lab, "pods", k);
+    assert_true(whlab_obj_cpid(pod, "Pod", id));
     if (!related_has(rel, id)) fail_msg("pod %s carries %s, not related to %s", k, id, x);
     json_decref(pod);
   }
@@ -233,11 +181,11 @@ static void check_endpoints(const char *svc_cpid, const char *x) {
   int found = 0;
   json_t *org = NULL;
   for (int tries = 0; tries < 100 && !found; tries++) { /* the last write may be in flight */
-    json_t *e = get("endpoints", "web");
-    assert_true(obj_cpid(e, "Endpoints", id));
+    json_t *e = whlab_get(&lab, "endpoints", "web");
+    assert_true(whlab_obj_cpid(e, "Endpoints", id));
     json_decref(e);
     json_decref(org);
-    org = trace_get(id, "origins");
+    org = whlab_trace(&lab, id, "origins");
     found = hc_array_has(json_object_get(org, "origins"), svc_cpid) &&
             hc_array_has(json_object_get(org, "origins"), x);
     if (!found) usleep(100000);
@@ -251,48 +199,40 @@ static void check_endpoints(const char *svc_cpid, const char *x) {
 
 static void test_scale_traced(void **state) {
   (void)state;
-  kc = lab_client();
-  atexit(kill_both);
-  whlab_start(&lab);
-  lab_ns_new(kc, "ripple-wh", ns, sizeof ns);
-  char sfx[8];
-  lab_suffix(sfx, 6);
-  char name[64];
-  snprintf(name, sizeof name, "ripple-wh-test-%s", sfx);
-  whlab_register(&lab, kc, name, ns);
-  create("services",
-         lab_json("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\","
-                  "\"namespace\":\"%s\"},\"spec\":{\"selector\":{\"app\":\"web\"},\"ports\":[{"
-                  "\"port\":80}]}}",
-                  ns));
-  create(
-      "deployments",
+  whlab_begin(&lab, "ripple-wh", "ripple-wh-test");
+  whlab_create(
+      &lab, "services",
+      lab_json("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\","
+               "\"namespace\":\"%s\"},\"spec\":{\"selector\":{\"app\":\"web\"},\"ports\":[{"
+               "\"port\":80}]}}",
+               lab.ns));
+  whlab_create(
+      &lab, "deployments",
       lab_json(
           "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
           "\"namespace\":\"%s\"},\"spec\":{\"replicas\":10,\"selector\":{\"matchLabels\":{\"app\":"
           "\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{"
           "\"containers\":[{\"name\":\"c\",\"image\":\"ripple.invalid/noop:1\"}]}}}}",
-          ns));
+          lab.ns));
   want_t w10 = {10};
   if (!lab_wait(deployment_ready, &w10, 120000)) fail_msg("10 replicas not ready in 120 s");
-  json_t *svc = get("services", "web");
+  json_t *svc = whlab_get(&lab, "services", "web");
   char svc_cpid[RIPPLE_CPID_STRLEN + 1], x[RIPPLE_CPID_STRLEN + 1];
-  if (!obj_cpid(svc, "Service", svc_cpid)) fail_msg("the webhook gave the Service no context");
+  if (!whlab_obj_cpid(svc, "Service", svc_cpid))
+    fail_msg("the webhook gave the Service no context");
   json_decref(svc);
-  ripple_cpid_t id;
-  assert_int_equal(ripple_cpid_generate(&id), RIPPLE_OK);
-  ripple_cpid_format(&id, x);
+  whlab_new_cpid(x);
   json_t *before = pod_names();
-  json_t *d = get("deployments", "web");
+  json_t *d = whlab_get(&lab, "deployments", "web");
   char created[RIPPLE_CPID_STRLEN + 1], got[RIPPLE_CPID_STRLEN + 1];
-  assert_true(obj_cpid(d, "Deployment", created));
+  assert_true(whlab_obj_cpid(d, "Deployment", created));
   json_decref(d);
   scale(x, 20);
   /* The client's root is the scale's (check_scale), but held by the webhook:
    * the Deployment's annotation stays as created, or the Deployment
    * controller would copy it onto the ReplicaSet in a write of its own. */
-  d = get("deployments", "web");
-  assert_true(obj_cpid(d, "Deployment", got));
+  d = whlab_get(&lab, "deployments", "web");
+  assert_true(whlab_obj_cpid(d, "Deployment", got));
   assert_string_equal(got, created);
   json_decref(d);
   check_endpoints(svc_cpid, x);
@@ -301,8 +241,7 @@ static void test_scale_traced(void **state) {
 
   /* The trace server goes away: the cluster works as before. */
   whlab_kill(&lab.server);
-  assert_int_equal(ripple_cpid_generate(&id), RIPPLE_OK);
-  ripple_cpid_format(&id, x);
+  whlab_new_cpid(x);
   scale(x, 25);
   want_t w25 = {25};
   assert_true(lab_wait(endpoints_full, &w25, 60000));
@@ -311,14 +250,9 @@ static void test_scale_traced(void **state) {
   assert_true(metric("ripple_webhook_merges_total") > 0);
   assert_int_equal(metric("ripple_webhook_bad_requests_total"), 0);
 
-  whlab_unregister(&lab, kc);
-  kill(lab.webhook.pid, SIGTERM);
-  int st;
-  waitpid(lab.webhook.pid, &st, 0);
-  lab.webhook.pid = -1;
-  assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-  lab_ns_delete(kc, ns);
-  ns[0] = '\0';
+  whlab_unregister(&lab);
+  whlab_stop(&lab.webhook);
+  whlab_ns_delete(&lab);
 }
 
 int main(void) {

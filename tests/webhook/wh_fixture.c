@@ -196,6 +196,13 @@ void post(fx_t *f, const char *body) {
   }
 }
 
+void admit(fx_t *f, const char *op, const char *user, const char *kind, const char *resource,
+           const char *sub, const char *ns, const char *name, const char *object, const char *old) {
+  char body[8192];
+  review(body, sizeof body, op, user, kind, resource, sub, ns, name, object, old);
+  post(f, body);
+}
+
 const char *warning(fx_t *f) {
   const json_t *w = json_object_get(json_object_get(f->answer, "response"), "warnings");
   return json_is_array(w) ? json_string_value(json_array_get(w, 0)) : NULL;

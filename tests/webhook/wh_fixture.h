@@ -47,6 +47,9 @@ void review(char *buf, size_t cap, const char *op, const char *user, const char 
             const char *object, const char *old);
 /* Post a body; 200 expected. f->patch is the decoded patch ("" if none). */
 void post(fx_t *f, const char *body);
+/* review() and post() in one, for a body the test does not change. */
+void admit(fx_t *f, const char *op, const char *user, const char *kind, const char *resource,
+           const char *sub, const char *ns, const char *name, const char *object, const char *old);
 const char *warning(fx_t *f);
 void fmt(const ripple_cpid_t *id, char *out);
 /* A span's attribute, NULL when absent. */

@@ -130,48 +130,18 @@ static void wait_synced(recorder_t *r) {
   fail_msg("the watch never synced");
 }
 
-/* "name=rv" lines of the recorder's state, sorted, as wl_list_state. */
-static char *recorder_state(recorder_t *r) {
+/* "name=rv" lines of the state of recorder ud, sorted, as wl_list_state. */
+static char *recorder_state(void *ud) {
+  recorder_t *r = ud;
   pthread_mutex_lock(&r->mu);
-  size_t n = json_object_size(r->state), i = 0;
-  char **v = calloc(n + 1, sizeof *v);
-  const char *k;
-  json_t *o;
-  json_object_foreach(r->state, k, o) {
-    char buf[96];
-    snprintf(buf, sizeof buf, "%s=%s\n", k, lab_str(o, "metadata.resourceVersion"));
-    v[i++] = strdup(buf);
-  }
+  char *lines = wl_objects_state(r->state);
   pthread_mutex_unlock(&r->mu);
-  for (size_t a = 0; a < n; a++)
-    for (size_t b = a + 1; b < n; b++)
-      if (strcmp(v[a], v[b]) > 0) {
-        char *t = v[a];
-        v[a] = v[b], v[b] = t;
-      }
-  sbuf_t out;
-  sbuf_init(&out);
-  sbuf_putc(&out, '\0');
-  out.len = 0;
-  for (i = 0; i < n; i++) sbuf_puts(&out, v[i]), free(v[i]);
-  free(v);
-  assert_false(out.oom);
-  return out.p;
+  return lines;
 }
 
 /* The watch's state equals a fresh list (within WAIT_MS). */
 static void state_converged(ripple_kube_client_t *c, const char *ns, recorder_t *r) {
-  char *list = NULL, *mine = NULL;
-  for (int waited = 0;; waited += 200) {
-    free(list), free(mine);
-    list = wl_list_state(c, ns);
-    mine = recorder_state(r);
-    if (strcmp(list, mine) == 0) break;
-    if (waited >= WAIT_MS)
-      fail_msg("state never matched a list:\nlist:\n%s\nwatch:\n%s", list, mine);
-    wl_sleep_ms(200);
-  }
-  free(list), free(mine);
+  wl_converged_to(c, ns, recorder_state, r, "watch's state", WAIT_MS);
 }
 
 /* ---- tests ------------------------------------------------------------------------- */

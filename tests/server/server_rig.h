@@ -1,0 +1,31 @@
+/*
+ * server_rig.h - the trace server in the test's own process, as test_server.c
+ * and test_roots.c drive it: its parts (server.h, http.h) on a free loopback
+ * port over a database in a temporary directory, so that a test can stop it,
+ * change its configuration, open it again on the same port and look into the
+ * database itself.
+ */
+#ifndef RIPPLE_TESTS_SERVER_RIG_H
+#define RIPPLE_TESTS_SERVER_RIG_H
+
+#include "http.h"
+#include "server.h"
+
+typedef struct rig {
+  char dir[64], db[96], base[64]; /* base: "http://127.0.0.1:<port>" once open */
+  srv_config_t cfg;
+  http_opts_t ho;
+  srv_t srv;
+  http_t *h; /* NULL while closed */
+} rig_t;
+
+/* A rig over a fresh temporary directory, with the tests' limits; not open. */
+rig_t *rig_new(void);
+/* Open the database and listen (fails the test when either fails). */
+void rig_open(rig_t *r);
+/* Stop listening and close the database. */
+void rig_close(rig_t *r);
+/* cmocka teardown of a rig in *state: closed if open, its directory removed. */
+int rig_teardown(void **state);
+
+#endif
