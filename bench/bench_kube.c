@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "watch_internal.h"
 #include "ripplex/sbuf.h"
+#include "watch_internal.h"
 
 #define ROUNDS 7
 #define NPODS 1000

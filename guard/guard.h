@@ -17,9 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ripplex/sbuf.h"
 #include "ripple/kube.h"
 #include "ripple/ripple.h"
+#include "ripplex/sbuf.h"
 
 /* The matchCondition the guard adds to every webhook of the configuration to
  * take it out of the write path, and removes to put it back. */

@@ -11,9 +11,9 @@
 #include "decode.h"
 #include "graph.h"
 #include "metrics.h"
+#include "ripplex/sbuf.h"
 #include "roots.h"
 #include "store.h"
-#include "ripplex/sbuf.h"
 
 typedef struct srv_config {
   const char *db_path;

@@ -22,11 +22,11 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
-#include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #define READERS_MAX 16
 

@@ -22,9 +22,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wh.h"
 #include "ripplex/cpid.h"
 #include "ripplex/logonce.h"
+#include "wh.h"
 
 typedef enum carrier { CARRY_OBJECT, CARRY_BINDING, CARRY_REMEMBER, CARRY_NONE } carrier_t;
 

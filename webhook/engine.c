@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wh.h"
 #include "ripplex/clock.h"
 #include "ripplex/logonce.h"
 #include "ripplex/rnd.h"
 #include "ripplex/sbuf.h"
+#include "wh.h"
 
 static _Thread_local const char *tl_component;
 static _Thread_local int tl_quiet;

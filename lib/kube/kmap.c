@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "watch_internal.h"
 #include "ripplex/rnd.h"
+#include "watch_internal.h"
 
 static uint64_t seed;
 static void seed_init(void) {

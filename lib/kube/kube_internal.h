@@ -9,8 +9,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "ripplex/sbuf.h"
 #include "ripple/kube.h"
+#include "ripplex/sbuf.h"
 
 /* ---- configuration (config.c, exec.c) ------------------------------------- */
 

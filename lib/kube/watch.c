@@ -18,11 +18,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "watch_internal.h"
 #include "ripplex/clock.h"
 #include "ripplex/logonce.h"
 #include "ripplex/rnd.h"
 #include "ripplex/sbuf.h"
+#include "watch_internal.h"
 
 #define BACKOFF_BASE_MS 250u
 #define TIMEOUT_GRACE_S 30u /* beyond timeoutSeconds, the connection is dead */

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "watch_internal.h"
 #include "ripplex/sbuf.h"
+#include "watch_internal.h"
 
 static const char *const obj_path[] = {"object", NULL};
 static const char *const meta_path[] = {"object", "metadata", NULL};

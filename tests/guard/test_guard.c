@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "guard.h"
-#include "testutil.h"
 #include "ripplex/sbuf.h"
+#include "testutil.h"
 
 #define SEC INT64_C(1000000000)
 

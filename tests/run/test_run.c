@@ -1,6 +1,6 @@
 /*
- * test_run.c - ripple run's parts that need no cluster: scenarios with parameters and repetitions, the checks that refuse
- * a bad step before anything runs, and the process sampler.
+ * test_run.c - ripple run's parts that need no cluster: scenarios with parameters and repetitions,
+ * the checks that refuse a bad step before anything runs, and the process sampler.
  */
 #include <stdio.h>
 #include <stdlib.h>

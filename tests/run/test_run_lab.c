@@ -75,8 +75,8 @@ static json_t *count_records(const char *path) {
 
 /* How many of a hop ripple-analyze's JSON summary counted (0: none). */
 static json_int_t hop_count(json_t *summary, const char *name) {
-  return json_integer_value(json_object_get(json_object_get(json_object_get(summary, "hops"), name),
-                                            "count"));
+  return json_integer_value(
+      json_object_get(json_object_get(json_object_get(summary, "hops"), name), "count"));
 }
 
 static void print_file(const char *path) {
@@ -89,8 +89,8 @@ static void print_file(const char *path) {
 
 /* The binary ctest names in $env, run with argv[1..] = a, b; its output in
  * out. Exit status 0, or the test fails with the output shown. */
-static void run_bin(const char *env, const char *a, const char *b, const char *c,
-                    const char *out, const char *also_show) {
+static void run_bin(const char *env, const char *a, const char *b, const char *c, const char *out,
+                    const char *also_show) {
   const char *bin = getenv(env);
   if (!bin) {
     fail_msg("%s is not set (ctest sets it)", env);

@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "decode.h"
-#include "testutil.h"
 #include "ripplex/sbuf.h"
+#include "testutil.h"
 
 #define A "9c459e9c-463c-42d6-bf69-f6f89ba0d84e"
 #define B "ee62eb1f-b56a-4b55-91ec-a11a6fa82728"

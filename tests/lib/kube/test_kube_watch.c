@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "kube_unit.h"
+#include "ripplex/sbuf.h"
 #include "testutil.h"
 #include "watch_internal.h"
-#include "ripplex/sbuf.h"
 
 /* ---- helpers ---------------------------------------------------------------------- */
 

@@ -82,8 +82,8 @@ static void test_opt_values(void **state) {
   assert_int_equal(port, 8443);
   assert_int_equal(opt_listen("0.0.0.0:0", host, sizeof host, &port), RIPPLE_OK);
   assert_int_equal(port, 0);
-  const char *bad[] = {"127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
-                       "127.0.0.1:80x", "a-host-name-too-long-for-the-buffer:80"};
+  const char *bad[] = {"127.0.0.1",    "127.0.0.1:",    "127.0.0.1:65536",
+                       "127.0.0.1:-1", "127.0.0.1:80x", "a-host-name-too-long-for-the-buffer:80"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     port = 7;
     assert_int_equal(opt_listen(bad[i], host, sizeof host, &port), RIPPLE_EINVAL);
@@ -209,12 +209,12 @@ static void test_prom(void **state) {
   assert_int_equal(counts[0], 2); /* a value equal to a bound is in its bucket */
   assert_int_equal(counts[1], 1);
   assert_int_equal(counts[2], 1);
-  prom_histogram(&b, "h", "route=\"q\"",
-                 &(prom_hist_t){.bounds = bounds, .nbounds = 2, .counts = counts, .sum = 2.0065,
-                                .count = 4});
-  prom_histogram(&b, "u", NULL,
-                 &(prom_hist_t){.bounds = bounds, .nbounds = 2, .counts = counts, .sum = 0,
-                                .count = 4});
+  prom_histogram(
+      &b, "h", "route=\"q\"",
+      &(prom_hist_t){.bounds = bounds, .nbounds = 2, .counts = counts, .sum = 2.0065, .count = 4});
+  prom_histogram(
+      &b, "u", NULL,
+      &(prom_hist_t){.bounds = bounds, .nbounds = 2, .counts = counts, .sum = 0, .count = 4});
   t = take_text(&b);
   assert_string_equal(t,
                       "h_bucket{route=\"q\",le=\"0.001\"} 2\n"
