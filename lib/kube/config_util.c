@@ -19,27 +19,7 @@ static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
 
 /* FILE_MAX bounds what a kubeconfig can make us read (/dev/zero...). */
 int kube_read_file(const char *path, char **out, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return RIPPLE_ESYS;
-  sbuf_t b;
-  sbuf_init(&b);
-  char buf[8192];
-  size_t n;
-  int e = 0;
-  errno = 0;
-  while (!e && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-    if (b.len + n > FILE_MAX)
-      e = EFBIG;
-    else
-      sbuf_put(&b, buf, n);
-  }
-  if (!e && ferror(f)) e = errno ? errno : EIO;
-  fclose(f);
-  if (!e && sbuf_take(&b, out, len) != RIPPLE_OK) e = ENOMEM;
-  if (!e) return RIPPLE_OK;
-  sbuf_free(&b);
-  errno = e;
-  return e == ENOMEM ? RIPPLE_ENOMEM : RIPPLE_ESYS;
+  return sbuf_read_file_max(path, FILE_MAX, out, len);
 }
 
 /* kubectl resolves relative paths in a kubeconfig against its directory. */

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,20 +122,30 @@ int sbuf_take(sbuf_t *b, char **out, size_t *out_len) {
   return RIPPLE_OK;
 }
 
-int sbuf_read_file(const char *path, char **out) {
+int sbuf_read_file_max(const char *path, size_t max, char **out, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return RIPPLE_ESYS;
   sbuf_t b;
   sbuf_init(&b);
-  char buf[4096];
+  char buf[8192];
   size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) sbuf_put(&b, buf, n);
-  int err = ferror(f) ? errno : 0;
-  fclose(f);
-  if (err) {
-    sbuf_free(&b);
-    errno = err;
-    return RIPPLE_ESYS;
+  int e = 0;
+  errno = 0;
+  while (!e && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+    if (b.len + n > max)
+      e = EFBIG;
+    else
+      sbuf_put(&b, buf, n);
   }
-  return sbuf_take(&b, out, NULL);
+  if (!e && ferror(f)) e = errno ? errno : EIO;
+  fclose(f);
+  if (!e && sbuf_take(&b, out, len) != RIPPLE_OK) e = ENOMEM;
+  if (!e) return RIPPLE_OK;
+  sbuf_free(&b);
+  errno = e;
+  return e == ENOMEM ? RIPPLE_ENOMEM : RIPPLE_ESYS;
+}
+
+int sbuf_read_file(const char *path, char **out) {
+  return sbuf_read_file_max(path, SIZE_MAX, out, NULL);
 }

@@ -35,7 +35,12 @@ void sbuf_json_strn(sbuf_t *b, const char *s, size_t n);
  * RIPPLE_ENOMEM (and the buffer freed) if an append failed. */
 int sbuf_take(sbuf_t *b, char **out, size_t *out_len);
 /* A whole file as a NUL-terminated string (*out, free()); RIPPLE_ESYS with
- * errno set when it cannot be read. For small files: certificates, tokens. */
+ * errno set when it cannot be read, RIPPLE_ENOMEM. For small files:
+ * certificates, tokens. */
 int sbuf_read_file(const char *path, char **out);
+/* The same, at most max bytes (RIPPLE_ESYS with errno EFBIG for a larger
+ * file: what a config file names must not make us read /dev/zero); its
+ * length in *len when len is not NULL. */
+int sbuf_read_file_max(const char *path, size_t max, char **out, size_t *len);
 
 #endif
