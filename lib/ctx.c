@@ -30,11 +30,11 @@ int ripple_ctx_encode(const ripple_ctx_t *ctx, char *buf, size_t cap, size_t *le
   char *p = buf;
   *p++ = '1';
   *p++ = ';';
-  ripple_cpid_format(&ctx->cpid, p);
+  cpid_text(&ctx->cpid, p);
   p += RIPPLE_CPID_STRLEN;
   for (uint32_t i = 0; i < ctx->nanc; i++) {
     *p++ = i == 0 ? ';' : ',';
-    ripple_cpid_format(&ctx->anc[i], p);
+    cpid_text(&ctx->anc[i], p);
     p += RIPPLE_CPID_STRLEN;
   }
   *p = '\0';

@@ -45,7 +45,7 @@ int ripple_log_level_parse(const char *s, ripple_log_level_t *out) {
 
 void ripple_log_set_ctx(const ripple_ctx_t *ctx) {
   if (ripple_ctx_is_set(ctx))
-    ripple_cpid_format(&ctx->cpid, cur_cpid);
+    cpid_text(&ctx->cpid, cur_cpid);
   else
     cur_cpid[0] = '\0';
 }
@@ -79,7 +79,7 @@ void ripple_log_quote(const char *s, char *out, size_t cap) {
 void ripple_log(ripple_log_level_t level, const char *event, const char *fmt, ...) {
   if (level < cfg.min || level > RIPPLE_LOG_ERROR) return;
   char line[2048], ts[RIPPLE_TIME_STRLEN + 1];
-  ripple_time_format(ripple_now_ns(), ts);
+  time_text(ripple_now_ns(), ts);
   int n = snprintf(line, sizeof line, "ts=%s level=%s component=%s event=%s", ts,
                    level_names[level], cfg.component, event);
   if (cur_cpid[0] && n > 0 && (size_t)n < sizeof line)

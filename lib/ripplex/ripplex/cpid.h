@@ -8,6 +8,7 @@
 #ifndef RIPPLEX_CPID_H
 #define RIPPLEX_CPID_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -41,7 +42,18 @@ static inline uint64_t cpid_hash(const ripple_cpid_t *id, uint64_t seed) {
   return x ^ (x >> 31);
 }
 
-/* The canonical text form (RIPPLE_CPID_STRLEN characters and a NUL). */
-void cpid_text(const ripple_cpid_t *id, char out[RIPPLE_CPID_STRLEN + 1]);
+/* The canonical text form (RIPPLE_CPID_STRLEN characters and a NUL): a
+ * lowercase UUID. Inline: every context encoded and every wire record
+ * writes several. */
+static inline void cpid_text(const ripple_cpid_t *id, char out[RIPPLE_CPID_STRLEN + 1]) {
+  static const char hex[] = "0123456789abcdef";
+  size_t o = 0;
+  for (size_t i = 0; i < 16; i++) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
+    out[o++] = hex[id->b[i] >> 4];
+    out[o++] = hex[id->b[i] & 15];
+  }
+  out[o] = '\0';
+}
 
 #endif
