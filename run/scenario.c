@@ -131,13 +131,14 @@ int scn_subst(const scn_t *s, int run, const char *text, size_t len, char **out,
   return subst(s, run, text, len, out, err, cap);
 }
 
-/* A scalar parameter value as text. */
+/* A scalar parameter value as text (yjson_text: a real in its shortest form,
+ * 0.1 and not 0.10000000000000001); null, lists and mappings are not values.
+ * RIPPLE_EINVAL for those or for text longer than cap. */
 static int param_text(const json_t *v, char *out, size_t cap) {
-  if (json_is_string(v)) return snprintf(out, cap, "%s", json_string_value(v)) < (int)cap ? 0 : -1;
-  if (json_is_integer(v)) return snprintf(out, cap, "%lld", (long long)json_integer_value(v)), 0;
-  if (json_is_real(v)) return snprintf(out, cap, "%.17g", json_real_value(v)), 0;
-  if (json_is_boolean(v)) return snprintf(out, cap, "%s", json_is_true(v) ? "true" : "false"), 0;
-  return -1;
+  char buf[YJSON_TEXT_MAX];
+  const char *t = json_is_null(v) ? NULL : yjson_text(v, buf);
+  if (!t || snprintf(out, cap, "%s", t) >= (int)cap) return RIPPLE_EINVAL;
+  return RIPPLE_OK;
 }
 
 static int load_header(scn_t *s, const json_t *doc, char *err, size_t cap) {
@@ -164,7 +165,8 @@ static int load_header(scn_t *s, const json_t *doc, char *err, size_t cap) {
   json_t *v;
   json_object_foreach(params, k, v) {
     char text[1024];
-    if (!valid_name(k, strlen(k)) || !strcmp(k, "run") || param_text(v, text, sizeof text) != 0) {
+    if (!valid_name(k, strlen(k)) || !strcmp(k, "run") ||
+        param_text(v, text, sizeof text) != RIPPLE_OK) {
       snprintf(err, cap,
                "%s: parameter '%s' needs a name of letters, digits, '_' or '-' (not 'run') "
                "and a plain value",

@@ -33,6 +33,26 @@ static const char *scenario =
     "teardown:\n"
     "  - delete: {resource: deployments.apps, name: \"${app}\", ignoreNotFound: true}\n";
 
+/* Parameter values are text as written: a real in its shortest form. */
+static void test_param_values(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ripple-run-unit-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  const char *path = write_file(dir, "p.yaml",
+                                "name: p\nparameters: {rate: 0.1, big: 1e3, yes: true}\n"
+                                "steps:\n  - sleep: 10ms\n");
+  scn_t s;
+  char err[512] = "";
+  assert_int_equal(scn_load(path, &s, err, sizeof err), RIPPLE_OK);
+  assert_string_equal(json_string_value(json_object_get(s.params, "rate")), "0.1");
+  assert_string_equal(json_string_value(json_object_get(s.params, "big")), "1000");
+  assert_string_equal(json_string_value(json_object_get(s.params, "yes")), "true");
+  scn_free(&s);
+  path = write_file(dir, "n.yaml", "name: n\nparameters: {x: ~}\nsteps:\n  - sleep: 10ms\n");
+  assert_int_equal(scn_load(path, &s, err, sizeof err), RIPPLE_EINVAL);
+  test_rmtree(dir);
+}
+
 static void test_scenario_params_and_runs(void **state) {
   (void)state;
   char dir[] = "/tmp/ripple-run-unit-XXXXXX";
@@ -190,6 +210,7 @@ static void test_sampler(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_param_values),
       cmocka_unit_test(test_scenario_params_and_runs),
       cmocka_unit_test(test_substitution_errors),
       cmocka_unit_test(test_step_checks),
