@@ -35,7 +35,8 @@ typedef struct scn {
 } scn_t;
 
 /* Read a scenario: its name, repetitions and parameter defaults. The steps are
- * checked by scn_expand, once the parameters are final. */
+ * checked by scn_expand, once the parameters are final. On failure *s holds
+ * nothing (scn_free on it is harmless). */
 int scn_load(const char *path, scn_t *s, char *err, size_t cap);
 /* "NAME=VALUE" from the command line: replaces a default (or adds one). */
 int scn_set(scn_t *s, const char *assignment, char *err, size_t cap);

@@ -178,7 +178,7 @@ static int load_header(scn_t *s, const json_t *doc, char *err, size_t cap) {
   return RIPPLE_OK;
 }
 
-int scn_load(const char *path, scn_t *s, char *err, size_t cap) {
+static int load(const char *path, scn_t *s, char *err, size_t cap) {
   memset(s, 0, sizeof *s);
   int rc = read_all(path, &s->text, &s->len);
   if (rc != RIPPLE_OK) {
@@ -203,6 +203,12 @@ int scn_load(const char *path, scn_t *s, char *err, size_t cap) {
   }
   if (rc == RIPPLE_OK) rc = load_header(s, json_array_get(docs, 0), err, cap);
   json_decref(docs);
+  return rc;
+}
+
+int scn_load(const char *path, scn_t *s, char *err, size_t cap) {
+  int rc = load(path, s, err, cap);
+  if (rc != RIPPLE_OK) scn_free(s); /* nothing is the caller's on failure */
   return rc;
 }
 
