@@ -165,11 +165,16 @@ static void span(body_t *b, uint32_t run, int conn) {
   hole(b, 0, 1);
   put(b, "Z\",\"end\":\"2026-11-21T22:18:35.");
   hole(b, 0, 1);
-  char tail[160];
+  /* The attributes ripple's webhook gives every span (docs/webhook.md); the
+   * server indexes the object they name. */
+  char tail[320];
   snprintf(tail, sizeof tail,
-           "Z\",\"attributes\":{\"object\":\"replicasets/web-7d9f8b6c5-%05d\",\"verb\":"
-           "\"update\"}}",
-           (int)rnd(&b->rng) % 100000);
+           "Z\",\"attributes\":{\"kind\":\"%s\",\"namespace\":\"default\","
+           "\"name\":\"web-7d9f8b6c5-%05d\",\"uid\":\"5b0c1f7e-2b7a-4c39-9b1e-%012d\","
+           "\"resourceVersion\":\"%d\",\"user\":\"system:serviceaccount:kube-system:%s\","
+           "\"operation\":\"UPDATE\"}}",
+           kinds[(int)rnd(&b->rng) % 4], (int)rnd(&b->rng) % 100000, (int)rnd(&b->rng),
+           (int)rnd(&b->rng) % 1000000, components[(int)rnd(&b->rng) % 4]);
   put(b, tail);
 }
 

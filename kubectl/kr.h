@@ -177,5 +177,9 @@ void kr_render_tree(FILE *f, const kr_trace_t *t, int colour);
 void kr_render_hops(FILE *f, const kr_trace_t *t, int colour);
 /* The tree and the hops as one JSON document (a new reference). */
 json_t *kr_trace_json(const kr_trace_t *t);
+/* The dashboard's page of a trace: "<server>/#/trace/<cpid>", the server as
+ * given without trailing slashes (ripple-server serves the dashboard beside
+ * its API). A new string (free it); NULL when out of memory. */
+char *kr_dashboard_url(const char *server, const char *cpid);
 
 #endif

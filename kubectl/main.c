@@ -8,6 +8,7 @@
  * a usage error.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,16 +27,28 @@ static int print_trace(const kr_args_t *a, const char *cpid) {
     fprintf(stderr, "error: %s\n", err);
     return 1;
   }
-  if (a->json) {
+  /* The CPID asked for (kr_tserver_fetch parsed it), not the answer's. */
+  ripple_cpid_t id;
+  char canon[RIPPLE_CPID_STRLEN + 1];
+  ripple_cpid_parse(cpid, strlen(cpid), &id);
+  ripple_cpid_format(&id, canon);
+  char *url = kr_dashboard_url(kr_args_server(a), canon);
+  if (!url) {
+    rc = -1;
+  } else if (a->json) {
     json_t *j = kr_trace_json(&t);
-    rc = j ? json_dumpf(j, stdout, JSON_INDENT(2)) : -1;
+    rc = j && !json_object_set_new(j, "dashboard", json_string(url))
+             ? json_dumpf(j, stdout, JSON_INDENT(2))
+             : -1;
     json_decref(j);
     fputc('\n', stdout);
   } else {
     int colour = kr_want_colour(STDOUT_FILENO);
     kr_render_tree(stdout, &t, colour);
     kr_render_hops(stdout, &t, colour);
+    fprintf(stdout, "\ndashboard: %s\n", url);
   }
+  free(url);
   kr_trace_free(&t);
   if (rc != 0) fprintf(stderr, "error: out of memory writing the trace\n");
   return fflush(stdout) == 0 && rc == 0 ? 0 : 1;

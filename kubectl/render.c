@@ -6,10 +6,12 @@
  * cause)
  *
  * (the object, the component that wrote it, the write, when relative to the
- * root change, and the time since its cause), then the per-hop table. With
+ * root change, and the time since its cause), then the per-hop table, then
+ * the trace's page in the dashboard (kr_dashboard_url). With
  * colour only when asked (a terminal without NO_COLOR): plain output is
  * stable text that scripts and tests can compare.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -123,6 +125,16 @@ void kr_render_tree(FILE *f, const kr_trace_t *t, int colour) {
     line(&o, &t->spans[t->top[k]], "");
     subtree(&o, t->top[k]);
   }
+}
+
+char *kr_dashboard_url(const char *server, const char *cpid) {
+  size_t n = strlen(server);
+  while (n && server[n - 1] == '/') n--;
+  static const char mid[] = "/#/trace/";
+  size_t len = n + sizeof mid - 1 + strlen(cpid);
+  char *url = malloc(len + 1);
+  if (url) snprintf(url, len + 1, "%.*s%s%s", (int)n, server, mid, cpid);
+  return url;
 }
 
 void kr_render_hops(FILE *f, const kr_trace_t *t, int colour) {

@@ -284,7 +284,35 @@ static int add_rec(dec_batch_t *b, const ripple_cpid_t *cpid, int64_t time, size
   r->body_off = body_off;
   r->body_len = (uint32_t)(b->body.len - body_off);
   r->uid_off = r->uid_len = 0;
+  r->end = time;
+  r->kind = r->ns = r->name = r->component = (dec_str_t){0, 0};
   return b->body.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
+}
+
+/* Keeps s (NULL or "" : nothing) for the indexes. */
+static int note_str(dec_batch_t *b, const char *s, dec_str_t *out) {
+  size_t n = s ? strlen(s) : 0;
+  *out = (dec_str_t){(uint32_t)b->strs.len, (uint32_t)n};
+  if (n) sbuf_put(&b->strs, s, n);
+  return b->strs.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
+}
+
+/* The last record's object and component. */
+static int note_object(dec_batch_t *b, const char *kind, const char *ns, const char *name,
+                       const char *component) {
+  dec_rec_t *r = &b->rec[b->n - 1];
+  int rc = note_str(b, kind, &r->kind);
+  if (rc == RIPPLE_OK) rc = note_str(b, ns, &r->ns);
+  if (rc == RIPPLE_OK) rc = note_str(b, name, &r->name);
+  if (rc == RIPPLE_OK) rc = note_str(b, component, &r->component);
+  return rc;
+}
+
+/* A span's attribute by key, or NULL. */
+static const char *span_attr(const ripple_span_rec_t *sp, const char *key) {
+  for (size_t i = 0; i < sp->nattrs; i++)
+    if (!strcmp(sp->attrs[i].key, key)) return sp->attrs[i].value;
+  return NULL;
 }
 
 int dec_uid_ok(const char *s, size_t n) {
@@ -387,6 +415,8 @@ static int end_mergelog(dctx_t *d) {
   wire_mergelog(&b->body, &ml);
   if ((rc = add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK) return rc;
   if (n == 0 && (rc = note_uid(b, obj.uid, r->obj[4].len)) != RIPPLE_OK) return rc;
+  if ((rc = note_object(b, obj.kind, obj.namespace_, obj.name, ml.component)) != RIPPLE_OK)
+    return rc;
   long prev = seen_add(&d->seen, b, b->n - 1);
   if (prev == -2) return RIPPLE_ENOMEM;
   if (prev >= 0)
@@ -434,7 +464,10 @@ static int end_span(dctx_t *d) {
   if ((rc = check_attrs(d, &sp)) != RIPPLE_OK) return rc;
   size_t body_off = d->b->body.len;
   wire_span(&d->b->body, &sp);
-  return add_rec(d->b, &sp.cpid, sp.start_ns, 0, 0, body_off);
+  if ((rc = add_rec(d->b, &sp.cpid, sp.start_ns, 0, 0, body_off)) != RIPPLE_OK) return rc;
+  d->b->rec[d->b->n - 1].end = sp.end_ns;
+  return note_object(d->b, span_attr(&sp, "kind"), span_attr(&sp, "namespace"),
+                     span_attr(&sp, "name"), NULL);
 }
 
 /* ---- yajl's events --------------------------------------------------------- */
@@ -669,6 +702,7 @@ void dec_batch_free(dec_batch_t *b) {
   free(b->src);
   sbuf_free(&b->body);
   sbuf_free(&b->uids);
+  sbuf_free(&b->strs);
   memset(b, 0, sizeof *b);
 }
 

@@ -27,6 +27,12 @@ typedef struct dec_limits {
 /* The most bytes of an object uid the roots index takes (docs/api.md). */
 #define DEC_UID_MAX 128
 
+/* A string of a record kept for the indexes, in dec_batch_t.strs; len 0:
+ * absent or empty. */
+typedef struct dec_str {
+  uint32_t off, len;
+} dec_str_t;
+
 typedef struct dec_rec {
   ripple_cpid_t cpid;
   int64_t time;   /* a mergelog's time, a span's start */
@@ -38,6 +44,11 @@ typedef struct dec_rec {
   /* A root mergelog's object.uid when dec_uid_ok takes it (the roots index);
    * 0 for every other record. */
   uint32_t uid_len;
+  int64_t end; /* a span's end; a mergelog's time */
+  /* The object written (a mergelog's object, a span's kind/namespace/name
+   * attributes) and a mergelog's component, for the object index and root
+   * search. */
+  dec_str_t kind, ns, name, component;
 } dec_rec_t;
 
 typedef struct dec_batch {
@@ -48,7 +59,11 @@ typedef struct dec_batch {
   size_t nsrc;
   sbuf_t body; /* canonical JSON of each record, back to back */
   sbuf_t uids; /* roots' object uids, back to back, not terminated */
+  sbuf_t strs; /* the records' dec_str_t strings, back to back, not terminated */
 } dec_batch_t;
+
+/* The text of a dec_str_t (not NUL-terminated; its len bytes). */
+static inline const char *dec_str(const dec_batch_t *b, dec_str_t s) { return b->strs.p + s.off; }
 
 typedef struct dec_error {
   long index;     /* record index, or -1 for the request as a whole */

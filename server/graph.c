@@ -5,7 +5,8 @@
  *   vertices  48 bytes each in chunked pools, addressed by 32-bit ids
  *   edges     8 bytes per direction: singly linked lists threaded through a
  *             pool (an out-list on the source, an in-list on the target)
- *   spans     16 bytes per span row, a list on the span's CPID
+ *   spans     16 bytes per span row, a list on the span's CPID, with its end
+ *             to the millisecond (for summaries)
  *   index     open addressing over vertex ids, linear probing, load <= 0.7
  *
  * Chunks never move, so growing is cheap and memory grows by one chunk at a
@@ -40,8 +41,8 @@ typedef struct edge {
 
 typedef struct span_node {
   uint64_t seq;
-  uint32_t next; /* also the free-list link */
-  uint32_t unused;
+  uint32_t next;  /* also the free-list link */
+  int32_t end_ms; /* the span's end, in ms after its vertex's time (clamped) */
 } span_node_t;
 
 /* A pool of fixed-size slots in chunks; slot 0 is reserved to mean "none". */
@@ -265,11 +266,14 @@ int graph_add_mergelog(graph_t *g, const ripple_cpid_t *cpid, const ripple_cpid_
   return 1;
 }
 
-int graph_add_span(graph_t *g, const ripple_cpid_t *cpid, int64_t time_ns, uint64_t seq) {
+int graph_add_span(graph_t *g, const ripple_cpid_t *cpid, int64_t time_ns, int64_t end_ns,
+                   uint64_t seq) {
   vid_t v = vertex_get(g, cpid, time_ns);
   if (!v) return RIPPLE_ENOMEM;
   uint32_t n = pool_alloc(&g->s);
   if (!n) return RIPPLE_ENOMEM;
+  int64_t ms = end_ns / 1000000 - V(g, v)->time / 1000000; /* no overflow */
+  S(g, n)->end_ms = (int32_t)(ms > INT32_MAX ? INT32_MAX : ms < INT32_MIN ? INT32_MIN : ms);
   S(g, n)->seq = seq;
   S(g, n)->next = V(g, v)->span;
   V(g, v)->span = n;
@@ -286,6 +290,15 @@ uint64_t graph_mergelog_seq(const graph_t *g, vid_t v) { return V(g, v)->ml_seq;
 
 void graph_span_seqs(const graph_t *g, vid_t v, void (*fn)(void *ud, uint64_t seq), void *ud) {
   for (uint32_t n = V(g, v)->span; n; n = S(g, n)->next) fn(ud, S(g, n)->seq);
+}
+
+size_t graph_span_count(const graph_t *g, vid_t v, int64_t *last_end) {
+  size_t n = 0;
+  for (uint32_t s = V(g, v)->span; s; s = S(g, s)->next, n++) {
+    int64_t end = V(g, v)->time + (int64_t)S(g, s)->end_ms * 1000000;
+    if (end > *last_end) *last_end = end;
+  }
+  return n;
 }
 
 size_t graph_vertices(const graph_t *g) { return g->v.live; }

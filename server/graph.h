@@ -30,8 +30,10 @@ void graph_free(graph_t *g);
  * RIPPLE_ENOMEM. Duplicate sources and a source equal to cpid are ignored. */
 int graph_add_mergelog(graph_t *g, const ripple_cpid_t *cpid, const ripple_cpid_t *src, size_t nsrc,
                        int64_t time_ns, uint64_t seq);
-/* Remember that a span of `cpid` is stored at row `seq`. */
-int graph_add_span(graph_t *g, const ripple_cpid_t *cpid, int64_t time_ns, uint64_t seq);
+/* Remember that a span of `cpid` (from time_ns to end_ns) is stored at row
+ * `seq`. */
+int graph_add_span(graph_t *g, const ripple_cpid_t *cpid, int64_t time_ns, int64_t end_ns,
+                   uint64_t seq);
 /* True if this CPID already has a mergelog. */
 int graph_has_mergelog(const graph_t *g, const ripple_cpid_t *cpid);
 
@@ -70,6 +72,10 @@ typedef struct graph_gone {
   void *ud;
 } graph_gone_t;
 size_t graph_expire(graph_t *g, size_t max_vertices, int64_t min_time_ns, const graph_gone_t *gone);
+
+/* How many spans v has; raises *last_end to their latest end (to the
+ * millisecond) when later. */
+size_t graph_span_count(const graph_t *g, vid_t v, int64_t *last_end);
 
 size_t graph_vertices(const graph_t *g);
 size_t graph_edges(const graph_t *g);

@@ -164,6 +164,58 @@ static enum MHD_Result handle_object(http_t *h, struct MHD_Connection *c, const 
   return rc;
 }
 
+/* A filter: absent or empty is NULL (anything); 0 when it is too long. */
+static int arg_filter(struct MHD_Connection *c, const char *k, const char **out) {
+  const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, k);
+  *out = v && *v ? v : NULL;
+  return !v || strlen(v) <= 4096;
+}
+
+static enum MHD_Result send_answer(struct MHD_Connection *c, int status, const sbuf_t *b) {
+  return status != 200 || b->oom ? send_error(c, 503, -1, "", "query failed; retry later")
+                                 : send_buf(c, 200, "application/json", b);
+}
+
+/* GET /v1/objects?kind=&namespace=&name=&limit= */
+static enum MHD_Result handle_objects(http_t *h, struct MHD_Connection *c) {
+  const char *kind, *ns, *name;
+  if (!arg_filter(c, "kind", &kind) || !arg_filter(c, "namespace", &ns) ||
+      !arg_filter(c, "name", &name))
+    return send_error(c, 400, -1, "", "a filter is longer than 4096 bytes");
+  size_t limit = arg_size(c, "limit", 50);
+  if (limit == (size_t)-1 || limit == 0 || limit > 1000)
+    return send_error(c, 400, -1, "limit", "must be between 1 and 1000");
+  sbuf_t b;
+  sbuf_init(&b);
+  enum MHD_Result rc = send_answer(c, srv_objects(h->srv, kind, ns, name, limit, &b), &b);
+  sbuf_free(&b);
+  return rc;
+}
+
+/* GET /v1/roots?since=&until=&component=&namespace=&kind=&name=&limit=&cursor= */
+static enum MHD_Result handle_roots(http_t *h, struct MHD_Connection *c) {
+  srv_root_search_t q = {.since = INT64_MIN, .until = 0};
+  if (!arg_time(c, "since", &q.since))
+    return send_error(c, 400, -1, "since", "must be an RFC 3339 time");
+  if (!arg_time(c, "until", &q.until))
+    return send_error(c, 400, -1, "until", "must be an RFC 3339 time");
+  if (!arg_filter(c, "component", &q.component) || !arg_filter(c, "namespace", &q.ns) ||
+      !arg_filter(c, "kind", &q.kind) || !arg_filter(c, "name", &q.name))
+    return send_error(c, 400, -1, "", "a filter is longer than 4096 bytes");
+  q.limit = arg_size(c, "limit", 50);
+  if (q.limit == (size_t)-1 || q.limit == 0 || q.limit > 1000)
+    return send_error(c, 400, -1, "limit", "must be between 1 and 1000");
+  q.cursor = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
+  char err[128];
+  sbuf_t b;
+  sbuf_init(&b);
+  int status = srv_search_roots(h->srv, &q, &b, err, sizeof err);
+  enum MHD_Result rc =
+      status == 400 ? send_error(c, 400, -1, "cursor", err) : send_answer(c, status, &b);
+  sbuf_free(&b);
+  return rc;
+}
+
 static enum MHD_Result handle_list(http_t *h, struct MHD_Connection *c, dec_kind_t kind) {
   int64_t since = INT64_MIN, until = 0;
   if (!arg_time(c, "since", &since))
@@ -225,7 +277,10 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
     *which = ml ? ROUTE_INGEST_MERGELOGS : ROUTE_INGEST_SPANS;
     return handle_ingest(h, c, ml ? DEC_MERGELOGS : DEC_SPANS, r);
   }
-  int known = ingest || !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
+  /* The dashboard's files hold no data: no token (web.h). */
+  if (get && web_claims(url)) return web_answer(h->o.web, c, url);
+  int search = !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots");
+  int known = ingest || search || !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
               !strncmp(url, "/v1/objects/", 12);
   if (!get)
     return send_error(c, known ? 405 : 404, -1, "",
@@ -250,6 +305,10 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   if (!strncmp(url, "/v1/objects/", 12)) {
     *which = ROUTE_QUERY;
     return handle_object(h, c, url + 12);
+  }
+  if (search) {
+    *which = ROUTE_QUERY;
+    return url[4] == 'o' ? handle_objects(h, c) : handle_roots(h, c);
   }
   return send_error(c, 404, -1, "", unknown_path_message(url));
 }

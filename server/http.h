@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "server.h"
+#include "web.h"
 
 typedef struct http_opts {
   const char *host; /* IPv4 address to listen on */
@@ -17,6 +18,7 @@ typedef struct http_opts {
   char **reader_tokens; /* the same for GETs (health checks are always open) */
   const char *tls_cert; /* PEM text; NULL: plain HTTP */
   const char *tls_key;
+  const web_t *web; /* the dashboard's files (borrowed); NULL: not installed */
 } http_opts_t;
 
 typedef struct http http_t;

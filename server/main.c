@@ -5,19 +5,23 @@
  *
  * Receives mergelogs and spans from instrumented components (libripple's
  * shipper), keeps them durably, and answers "what did this change cause?"
- * (docs/api.md). Stops cleanly on SIGINT/SIGTERM: in-flight commits finish,
- * and everything acknowledged is on disk.
+ * (docs/api.md), with the dashboard's files beside the API (web.h). Stops
+ * cleanly on SIGINT/SIGTERM: in-flight commits finish, and everything
+ * acknowledged is on disk.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "http.h"
 #include "ripplex/httpd.h"
 #include "ripplex/opt.h"
 #include "server.h"
+#include "web.h"
 
 static void usage(FILE *f) {
   fprintf(
@@ -37,6 +41,9 @@ static void usage(FILE *f) {
       "  --writer-token-file F    bearer tokens allowed to POST, one per line\n"
       "  --reader-token-file F    bearer tokens allowed to GET /v1 and /metrics\n"
       "  --tls-cert F --tls-key F serve HTTPS\n"
+      "  --web DIR                the dashboard's files: DIR/index.html and DIR/assets/\n"
+      "                           (default: share/ripple/web beside the program's bin/)\n"
+      "  --no-web                 serve no dashboard (the API only)\n"
       "  --log-level LEVEL        debug, info, warn, error (default info)\n");
 }
 
@@ -96,6 +103,9 @@ typedef struct options {
   ripple_log_level_t level;
   char *cert, *key;
   char host[64];
+  const char *web_dir; /* --web */
+  int no_web;          /* --no-web */
+  web_t *web;
 } options_t;
 
 static void options_free(options_t *o) {
@@ -103,6 +113,7 @@ static void options_free(options_t *o) {
   free_tokens(o->ho.reader_tokens);
   free(o->cert);
   free(o->key);
+  web_free(o->web);
 }
 
 /* A file option: a repeated option replaces the earlier value. */
@@ -143,12 +154,16 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--reader-token-file")) return tokens_option(&ho->reader_tokens, v);
   if (!strcmp(a, "--tls-cert")) return file_option(&o->cert, v);
   if (!strcmp(a, "--tls-key")) return file_option(&o->key, v);
+  if (!strcmp(a, "--web")) return o->web_dir = v, o->no_web = 0, RIPPLE_OK;
+  if (!strcmp(a, "--no-web")) return o->web_dir = NULL, o->no_web = 1, RIPPLE_OK;
   return RIPPLE_ENOENT;
 }
 
 /* RIPPLE_OK to go on and serve, or RIPPLE_ESTATE with the exit status. */
 static int parse_args(int argc, char **argv, options_t *o, int *status) {
-  opt_cli_t cli = {.prog = "ripple-server", .option = parse_option, .usage = usage, .ud = o};
+  static const char *const flags[] = {"--no-web", NULL};
+  opt_cli_t cli = {
+      .prog = "ripple-server", .flags = flags, .option = parse_option, .usage = usage, .ud = o};
   if (opt_parse(argc, argv, &cli, status) != RIPPLE_OK) return RIPPLE_ESTATE;
   if (!o->cert != !o->key) {
     fprintf(stderr, "ripple-server: --tls-cert and --tls-key go together\n");
@@ -158,6 +173,64 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
   o->ho.host = o->host;
   o->ho.tls_cert = o->cert;
   o->ho.tls_key = o->key;
+  return RIPPLE_OK;
+}
+
+/* share/ripple/web beside the program's bin/: where an installed prefix has
+ * the dashboard, and the build tree too (the bundle is built into
+ * <build>/share/ripple/web, the program into <build>/bin). */
+static int default_web_dir(char *out, size_t cap) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return 0;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return 0;
+  *slash = '\0';
+  return snprintf(out, cap, "%s/../share/ripple/web", exe) < (int)cap;
+}
+
+static void log_missing(ripple_log_level_t level, const char *dir, const char *why) {
+  char qd[600], qw[600];
+  ripple_log_quote(dir, qd, sizeof qd);
+  ripple_log_quote(why, qw, sizeof qw);
+  ripple_log(level, "dashboard_missing", "dir=%s reason=%s", qd, qw);
+}
+
+/* The dashboard's files: --web DIR (a failure stops the server), else the
+ * default directory when it exists (a failure is logged, the API served).
+ * One log line either way. RIPPLE_OK to go on. */
+static int load_web(options_t *o) {
+  char dflt[4200], real[PATH_MAX], err[512], qd[PATH_MAX + 8];
+  const char *dir = o->web_dir;
+  if (o->no_web) {
+    log_missing(RIPPLE_LOG_INFO, "", "--no-web");
+    return RIPPLE_OK;
+  }
+  if (!dir) {
+    if (!default_web_dir(dflt, sizeof dflt)) {
+      log_missing(RIPPLE_LOG_INFO, "", "cannot read /proc/self/exe; pass --web DIR");
+      return RIPPLE_OK;
+    }
+    if (!realpath(dflt, real)) {
+      log_missing(RIPPLE_LOG_INFO, dflt, "not installed: build it with make, or pass --web DIR");
+      return RIPPLE_OK;
+    }
+    dir = real;
+  }
+  int rc = web_open(dir, &o->web, err, sizeof err);
+  if (rc != RIPPLE_OK && o->web_dir) {
+    fprintf(stderr, "ripple-server: --web: %s\n", err);
+    return rc;
+  }
+  if (rc != RIPPLE_OK) {
+    log_missing(RIPPLE_LOG_WARN, dir, err);
+    return RIPPLE_OK;
+  }
+  o->ho.web = o->web;
+  ripple_log_quote(dir, qd, sizeof qd);
+  ripple_log(RIPPLE_LOG_INFO, "dashboard", "dir=%s files=%zu bytes=%zu", qd, web_files(o->web),
+             web_bytes(o->web));
   return RIPPLE_OK;
 }
 
@@ -177,7 +250,7 @@ int main(int argc, char **argv) {
     /* Signals are taken by sigwait in serve(); every other thread blocks them. */
     sigset_t sigs;
     httpd_signals(&sigs);
-    rc = serve(&o.cfg, &o.ho, &sigs);
+    rc = load_web(&o) == RIPPLE_OK ? serve(&o.cfg, &o.ho, &sigs) : 1;
   }
   options_free(&o);
   return rc;

@@ -1,9 +1,9 @@
 /*
  * roots.c - see roots.h.
  *
- * Open addressing over objects (one slot per uid, linear probing, at most half
- * full), hashed with a random seed so that no client can choose uids that
- * collide. Each object keeps its roots in arrival order and remembers whether
+ * Objects by uid in a keytab (keytab.h: seeded hashing, so that no client can
+ * choose uids that collide). Each object keeps its roots in arrival order and
+ * remembers whether
  * that is also time order. It nearly always is (a root is dated when it is
  * made), and then a query walks them from the end; an object whose roots came
  * out of order has a copy sorted per query until the next prune sorts it.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ripplex/rnd.h"
+#include "keytab.h"
 
 typedef struct rent {
   int64_t time;
@@ -23,39 +23,17 @@ typedef struct rent {
   ripple_cpid_t cpid;
 } rent_t;
 
+/* An object's roots: the value of its uid in the table. */
 typedef struct obj {
-  char *uid; /* NUL-terminated; NULL: an empty slot */
-  uint32_t len;
   int sorted; /* e is in (time, seq) order */
   rent_t *e;
   uint32_t n, cap;
 } obj_t;
 
 struct roots {
-  obj_t *slot;
-  size_t mask; /* slots - 1; 0 with no table yet */
-  size_t nobj, nent, bytes;
-  uint64_t seed;
+  keytab_t t;
+  size_t nent, bytes; /* bytes: the objects' lists */
 };
-
-static uint64_t mix(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-static uint64_t uid_hash(const char *s, size_t n, uint64_t seed) {
-  uint64_t h = mix(seed ^ n);
-  while (n) {
-    uint64_t w = 0;
-    size_t k = n < 8 ? n : 8;
-    memcpy(&w, s, k);
-    h = mix(h ^ w) + 0x9e3779b97f4a7c15ULL;
-    s += k;
-    n -= k;
-  }
-  return h;
-}
 
 static int rent_cmp(const void *a, const void *b) {
   const rent_t *x = a, *y = b;
@@ -66,73 +44,35 @@ static int rent_cmp(const void *a, const void *b) {
 int roots_new(roots_t **out) {
   roots_t *r = calloc(1, sizeof *r);
   if (!r) return RIPPLE_ENOMEM;
-  r->seed = 0x2545f4914f6cdd1dULL;
-  (void)rnd_bytes(&r->seed, sizeof r->seed); /* without it, a fixed seed still works */
-  r->bytes = sizeof *r;
+  keytab_init(&r->t);
   *out = r;
   return RIPPLE_OK;
 }
 
-static void obj_free(obj_t *o) {
-  free(o->uid);
-  free(o->e);
+static void obj_free(void *val) {
+  obj_t *o = val;
+  if (o) free(o->e);
+  free(o);
 }
 
 void roots_free(roots_t *r) {
   if (!r) return;
-  for (size_t i = 0; r->slot && i <= r->mask; i++) obj_free(&r->slot[i]);
-  free(r->slot);
+  keytab_free(&r->t, obj_free);
   free(r);
-}
-
-/* The slot of uid, or the empty slot where it would go. */
-static obj_t *probe(const roots_t *r, const char *uid, size_t n) {
-  size_t h = (size_t)uid_hash(uid, n, r->seed) & r->mask;
-  for (; r->slot[h].uid; h = (h + 1) & r->mask)
-    if (r->slot[h].len == n && memcmp(r->slot[h].uid, uid, n) == 0) break;
-  return &r->slot[h];
-}
-
-/* A table of `cap` slots holding the objects of the old one that have roots;
- * the others are freed. */
-static int rehash(roots_t *r, size_t cap) {
-  obj_t *slot = calloc(cap, sizeof *slot), *old = r->slot;
-  if (!slot) return RIPPLE_ENOMEM;
-  size_t oldcap = old ? r->mask + 1 : 0;
-  r->slot = slot;
-  r->mask = cap - 1;
-  r->nobj = 0;
-  r->bytes = r->bytes - oldcap * sizeof *slot + cap * sizeof *slot;
-  for (size_t i = 0; i < oldcap; i++) {
-    obj_t *o = &old[i];
-    if (!o->uid) continue;
-    if (o->n == 0) {
-      r->bytes -= o->len + 1 + (size_t)o->cap * sizeof *o->e;
-      obj_free(o);
-      continue;
-    }
-    *probe(r, o->uid, o->len) = *o;
-    r->nobj++;
-  }
-  free(old);
-  return RIPPLE_OK;
 }
 
 int roots_add(roots_t *r, const char *uid, size_t n, int64_t time_ns, uint64_t seq,
               const ripple_cpid_t *cpid) {
-  if ((r->nobj + 1) * 2 > (r->slot ? r->mask + 1 : 0) &&
-      rehash(r, r->slot ? (r->mask + 1) * 2 : 64) != RIPPLE_OK)
-    return RIPPLE_ENOMEM;
-  obj_t *o = probe(r, uid, n);
-  if (!o->uid) {
-    if (!(o->uid = malloc(n + 1))) return RIPPLE_ENOMEM;
-    memcpy(o->uid, uid, n);
-    o->uid[n] = '\0';
-    o->len = (uint32_t)n;
+  keytab_slot_t *s;
+  if (keytab_put(&r->t, uid, n, &s) != RIPPLE_OK) return RIPPLE_ENOMEM;
+  if (!s->val) {
+    obj_t *o = calloc(1, sizeof *o);
+    if (!o) return RIPPLE_ENOMEM; /* the key stays with no roots: swept at the next prune */
     o->sorted = 1;
-    r->nobj++;
-    r->bytes += n + 1;
+    s->val = o;
+    r->bytes += sizeof *o;
   }
+  obj_t *o = s->val;
   if (o->n == o->cap) {
     uint32_t cap = o->cap ? o->cap * 2 : 2;
     rent_t *e = realloc(o->e, cap * sizeof *e);
@@ -150,9 +90,9 @@ int roots_add(roots_t *r, const char *uid, size_t n, int64_t time_ns, uint64_t s
 
 long roots_find(const roots_t *r, const char *uid, roots_live_fn live, void *ud, uint64_t *seqs,
                 size_t max) {
-  if (!r->slot) return 0;
-  const obj_t *o = probe(r, uid, strlen(uid));
-  if (!o->uid || !o->n) return 0;
+  const keytab_slot_t *s = keytab_get(&r->t, uid, strlen(uid));
+  const obj_t *o = s ? s->val : NULL;
+  if (!o || !o->n) return 0;
   const rent_t *e = o->e;
   rent_t *copy = NULL;
   if (!o->sorted) {
@@ -168,11 +108,13 @@ long roots_find(const roots_t *r, const char *uid, roots_live_fn live, void *ud,
   return (long)k;
 }
 
+static int has_roots(void *val) { return val && ((const obj_t *)val)->n > 0; }
+
 size_t roots_prune(roots_t *r, roots_live_fn live, void *ud) {
-  size_t dropped = 0, empty = 0;
-  for (size_t i = 0; r->slot && i <= r->mask; i++) {
-    obj_t *o = &r->slot[i];
-    if (!o->uid) continue;
+  size_t dropped = 0;
+  for (size_t i = 0; r->t.slot && i <= r->t.mask; i++) {
+    obj_t *o = r->t.slot[i].key ? r->t.slot[i].val : NULL;
+    if (!o) continue;
     uint32_t k = 0;
     for (uint32_t j = 0; j < o->n; j++)
       if (live(ud, o->e[j].seq, &o->e[j].cpid)) o->e[k++] = o->e[j];
@@ -180,7 +122,7 @@ size_t roots_prune(roots_t *r, roots_live_fn live, void *ud) {
     o->n = k;
     if (!o->sorted) qsort(o->e, o->n, sizeof *o->e, rent_cmp);
     o->sorted = 1;
-    if (k == 0) empty++;
+    if (k == 0) r->bytes -= sizeof *o + (size_t)o->cap * sizeof *o->e;
     if (k && o->cap > 2 * k + 8) { /* give back what retention freed */
       rent_t *e = realloc(o->e, k * sizeof *e);
       if (e) {
@@ -191,14 +133,11 @@ size_t roots_prune(roots_t *r, roots_live_fn live, void *ud) {
     }
   }
   r->nent -= dropped;
-  if (empty) { /* objects without roots leave the table, which may shrink */
-    size_t cap = 64;
-    while (cap < (r->nobj - empty) * 2) cap *= 2;
-    (void)rehash(r, cap); /* out of memory: they stay, harmless, until the next prune */
-  }
+  /* Objects without roots leave the table, which may shrink. */
+  keytab_sweep(&r->t, has_roots, obj_free);
   return dropped;
 }
 
 size_t roots_count(const roots_t *r) { return r->nent; }
 
-size_t roots_memory(const roots_t *r) { return r->bytes; }
+size_t roots_memory(const roots_t *r) { return sizeof *r + keytab_memory(&r->t) + r->bytes; }

@@ -41,15 +41,32 @@ typedef struct loading {
   seqvec_t dups;
 } loading_t;
 
-static void load_mergelog(void *ud, uint64_t seq, const ripple_cpid_t *cpid,
-                          const ripple_cpid_t *src, size_t nsrc, int64_t time) {
-  loading_t *l = ud;
-  if (graph_add_mergelog(l->s->g, cpid, src, nsrc, time, seq) == 0) seqvec_push(&l->dups, seq);
+/* The object index learns the object a record names (when it names one). */
+static void index_object(srv_t *s, const obj_name_t *k, const ripple_cpid_t *cpid, int64_t time,
+                         uint64_t seq) {
+  if (objects_add(s->objects, k, cpid, time) != RIPPLE_OK)
+    ripple_log(RIPPLE_LOG_ERROR, "objects_oom", "seq=%" PRIu64, seq);
 }
 
-static void load_span(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t start) {
+static obj_name_t row_name(const store_row_t *r) {
+  return (obj_name_t){r->kind, r->ns, r->name, r->kind_len, r->ns_len, r->name_len};
+}
+
+static void load_mergelog(void *ud, const store_row_t *r) {
   loading_t *l = ud;
-  (void)graph_add_span(l->s->g, cpid, start, seq);
+  int rc = graph_add_mergelog(l->s->g, &r->cpid, r->src, r->nsrc, r->time, r->seq);
+  obj_name_t k = row_name(r);
+  if (rc == 0)
+    seqvec_push(&l->dups, r->seq);
+  else if (rc > 0)
+    index_object(l->s, &k, &r->cpid, r->time, r->seq);
+}
+
+static void load_span(void *ud, const store_row_t *r) {
+  loading_t *l = ud;
+  obj_name_t k = row_name(r);
+  (void)graph_add_span(l->s->g, &r->cpid, r->time, r->end, r->seq);
+  index_object(l->s, &k, &r->cpid, r->end, r->seq);
 }
 
 /* Is the root at row seq the mergelog the graph keeps for its CPID? Not for a
@@ -87,18 +104,26 @@ static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
   pthread_rwlock_wrlock(&s->lock);
   for (size_t i = 0; i < b->n; i++) {
     const dec_rec_t *r = &b->rec[i];
+    obj_name_t k = {dec_str(b, r->kind), dec_str(b, r->ns), dec_str(b, r->name),
+                    r->kind.len,         r->ns.len,         r->name.len};
     if (b->kind == DEC_MERGELOGS) {
       int rc = graph_add_mergelog(s->g, &r->cpid, b->src + r->src_off, r->nsrc, r->time, seqs[i]);
-      if (rc == 0)
+      if (rc == 0) {
         seqvec_push(&dups, seqs[i]);
-      else if (rc < 0)
+        continue;
+      }
+      if (rc < 0) {
         ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
-      else if (r->uid_len && roots_add(s->roots, b->uids.p + r->uid_off, r->uid_len, r->time,
-                                       seqs[i], &r->cpid) != RIPPLE_OK)
+        continue;
+      }
+      if (r->uid_len && roots_add(s->roots, b->uids.p + r->uid_off, r->uid_len, r->time, seqs[i],
+                                  &r->cpid) != RIPPLE_OK)
         ripple_log(RIPPLE_LOG_ERROR, "roots_oom", "seq=%" PRIu64, seqs[i]);
-    } else if (graph_add_span(s->g, &r->cpid, r->time, seqs[i]) != RIPPLE_OK) {
+    } else if (graph_add_span(s->g, &r->cpid, r->time, r->end, seqs[i]) != RIPPLE_OK) {
       ripple_log(RIPPLE_LOG_ERROR, "graph_oom", "seq=%" PRIu64, seqs[i]);
+      continue;
     }
+    index_object(s, &k, &r->cpid, r->end, seqs[i]);
   }
   pthread_rwlock_unlock(&s->lock);
   atomic_fetch_add(&s->m.accepted[b->kind == DEC_MERGELOGS ? 0 : 1], b->n);
@@ -130,7 +155,10 @@ static void tick(void *ud, store_t *st) {
   size_t target = over ? s->cfg.max_vertices - s->cfg.max_vertices / 20 : s->cfg.max_vertices;
   pthread_rwlock_wrlock(&s->lock);
   size_t removed = graph_expire(s->g, target, min_time, &gone);
-  if (removed) roots_prune(s->roots, root_live, s);
+  if (removed) {
+    roots_prune(s->roots, root_live, s);
+    objects_prune(s->objects, srv_cpid_live, s);
+  }
   pthread_rwlock_unlock(&s->lock);
   if (removed) {
     atomic_fetch_add(&s->m.deleted_vertices, removed);
@@ -145,6 +173,11 @@ static void tick(void *ud, store_t *st) {
 
 /* ---- lifecycle ---------------------------------------------------------------- */
 
+/* What the graph and its indexes hold; the caller holds the lock (or is alone). */
+static size_t index_memory(const srv_t *s) {
+  return graph_memory(s->g) + roots_memory(s->roots) + objects_memory(s->objects);
+}
+
 int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
   memset(s, 0, sizeof *s);
   s->cfg = *cfg;
@@ -154,9 +187,12 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
   pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&s->lock, &a);
   pthread_rwlockattr_destroy(&a);
-  if (graph_new(&s->g) != RIPPLE_OK || roots_new(&s->roots) != RIPPLE_OK) {
+  if (graph_new(&s->g) != RIPPLE_OK || roots_new(&s->roots) != RIPPLE_OK ||
+      objects_new(&s->objects) != RIPPLE_OK) {
     graph_free(s->g);
+    roots_free(s->roots);
     s->g = NULL;
+    s->roots = NULL;
     snprintf(err, errcap, "out of memory");
     return RIPPLE_ENOMEM;
   }
@@ -164,16 +200,17 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
   if (rc != RIPPLE_OK) goto fail;
   int64_t t0 = ripple_now_ns();
   loading_t l = {s, {0}};
-  if ((rc = store_load(s->store, load_mergelog, load_span, &l)) != RIPPLE_OK ||
+  store_loader_t loader = {load_mergelog, load_span, &l};
+  if ((rc = store_load(s->store, &loader)) != RIPPLE_OK ||
       (rc = store_load_roots(s->store, load_root, &l)) != RIPPLE_OK) {
     free(l.dups.v);
     snprintf(err, errcap, "cannot read %s to rebuild the merge graph", cfg->db_path);
     goto fail;
   }
   ripple_log(RIPPLE_LOG_INFO, "graph_rebuilt",
-             "vertices=%zu edges=%zu spans=%zu roots=%zu memory_bytes=%zu ms=%.1f",
+             "vertices=%zu edges=%zu spans=%zu roots=%zu objects=%zu memory_bytes=%zu ms=%.1f",
              graph_vertices(s->g), graph_edges(s->g), graph_spans(s->g), roots_count(s->roots),
-             graph_memory(s->g) + roots_memory(s->roots), (double)(ripple_now_ns() - t0) / 1e6);
+             objects_count(s->objects), index_memory(s), (double)(ripple_now_ns() - t0) / 1e6);
   drop_duplicates(s, &l.dups);
   store_hooks_t hooks = {committed, tick, s, 1000};
   if ((rc = store_start(s->store, &hooks)) != RIPPLE_OK) {
@@ -186,6 +223,7 @@ fail:
   if (s->store) store_close(s->store);
   graph_free(s->g);
   roots_free(s->roots);
+  objects_free(s->objects);
   pthread_rwlock_destroy(&s->lock);
   return rc;
 }
@@ -195,6 +233,7 @@ void srv_close(srv_t *s) {
   store_close(s->store); /* finishes the group being written */
   graph_free(s->g);
   roots_free(s->roots);
+  objects_free(s->objects);
   pthread_rwlock_destroy(&s->lock);
 }
 
@@ -348,7 +387,7 @@ void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out) {
   g.vertices = graph_vertices(s->g);
   g.edges = graph_edges(s->g);
   g.spans = graph_spans(s->g);
-  g.graph_bytes = graph_memory(s->g) + roots_memory(s->roots);
+  g.graph_bytes = index_memory(s);
   pthread_rwlock_unlock(&s->lock);
   store_stats_t st;
   store_stats(s->store, &st);

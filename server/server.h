@@ -11,6 +11,7 @@
 #include "decode.h"
 #include "graph.h"
 #include "metrics.h"
+#include "objects.h"
 #include "ripplex/sbuf.h"
 #include "roots.h"
 #include "store.h"
@@ -28,7 +29,9 @@ typedef struct srv {
   srv_config_t cfg;
   graph_t *g;
   roots_t *roots;        /* objects' root mergelogs, by uid */
-  pthread_rwlock_t lock; /* guards g and roots: the store's writer thread writes, queries read */
+  objects_t *objects;    /* objects' recent CPIDs, by kind/namespace/name */
+  pthread_rwlock_t lock; /* guards g, roots and objects: the store's writer thread writes,
+                            queries read */
   store_t *store;
   metrics_t m;
   atomic_int ready;
@@ -53,6 +56,25 @@ int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char
 /* The root mergelogs of an object (by its uid), newest first, at most limit:
  * {"roots": [...]}. Returns an HTTP status (200, 503). */
 int srv_roots(srv_t *s, const char *uid, size_t limit, sbuf_t *out);
+/* Is this CPID (still) in the graph? ud is the srv_t; the caller holds the
+ * lock. */
+int srv_cpid_live(void *ud, const ripple_cpid_t *cpid);
+
+/* Objects and their recent CPIDs (objects.h), most recently written first:
+ * {"objects": [...]}. NULL filters match anything. Returns 200 or 503. */
+int srv_objects(srv_t *s, const char *kind, const char *ns, const char *name, size_t limit,
+                sbuf_t *out);
+
+/* Root search (store_roots), newest first, each root with a summary of its
+ * cascade: {"roots": [...], "next": cursor or null}. Returns 200, 400 (a
+ * cursor this server did not hand out; err says so) or 503. */
+typedef struct srv_root_search {
+  int64_t since, until; /* INT64_MIN, 0: no bound */
+  const char *cursor, *component, *ns, *kind, *name;
+  size_t limit;
+} srv_root_search_t;
+int srv_search_roots(srv_t *s, const srv_root_search_t *q, sbuf_t *out, char *err, size_t errcap);
+
 void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out);
 
 #endif

@@ -15,6 +15,13 @@
  * written for the others. Added without a new schema version: an older
  * database gets the table when it is opened, and its earlier roots are not
  * indexed.
+ *
+ * Each row also keeps the object it names (kind, namespace, name: a
+ * mergelog's object, a span's attributes), a mergelog's component and whether
+ * it is a root, and a span's end: the object index (objects.h) is rebuilt
+ * from them at start, and root search (store_roots) filters on them through a
+ * partial index that holds the roots only. Also without a new schema version:
+ * an older database gets the columns, filled from its bodies, when opened.
  */
 #include "store.h"
 #include "ripplex/clock.h"
@@ -34,13 +41,43 @@ static const char *schema =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "INSERT OR IGNORE INTO meta VALUES('schema', '1');"
     "CREATE TABLE IF NOT EXISTS mergelogs(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
-    "  time INTEGER NOT NULL, sources BLOB NOT NULL, body TEXT NOT NULL);"
+    "  time INTEGER NOT NULL, sources BLOB NOT NULL, body TEXT NOT NULL,"
+    "  root INTEGER, component TEXT, okind TEXT, ons TEXT, oname TEXT);"
     "CREATE INDEX IF NOT EXISTS mergelogs_time ON mergelogs(time);"
     "CREATE TABLE IF NOT EXISTS spans(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
-    "  start INTEGER NOT NULL, body TEXT NOT NULL);"
+    "  start INTEGER NOT NULL, body TEXT NOT NULL,"
+    "  end_ns INTEGER, okind TEXT, ons TEXT, oname TEXT);"
     "CREATE INDEX IF NOT EXISTS spans_start ON spans(start);"
     "CREATE TABLE IF NOT EXISTS roots(seq INTEGER PRIMARY KEY, uid TEXT NOT NULL,"
     "  time INTEGER NOT NULL, cpid BLOB NOT NULL);";
+
+/* Databases written before the object columns get them, filled in from the
+ * stored bodies, once, in one transaction. A span's end stays NULL there
+ * (start is used instead): SQL has no RFC 3339 parser at nanoseconds. */
+static const char *upgrade =
+    "BEGIN IMMEDIATE;"
+    "ALTER TABLE mergelogs ADD COLUMN root INTEGER;"
+    "ALTER TABLE mergelogs ADD COLUMN component TEXT;"
+    "ALTER TABLE mergelogs ADD COLUMN okind TEXT;"
+    "ALTER TABLE mergelogs ADD COLUMN ons TEXT;"
+    "ALTER TABLE mergelogs ADD COLUMN oname TEXT;"
+    "ALTER TABLE spans ADD COLUMN end_ns INTEGER;"
+    "ALTER TABLE spans ADD COLUMN okind TEXT;"
+    "ALTER TABLE spans ADD COLUMN ons TEXT;"
+    "ALTER TABLE spans ADD COLUMN oname TEXT;"
+    "UPDATE mergelogs SET root = length(sources) = 0,"
+    "  component = nullif(json_extract(body, '$.component'), ''),"
+    "  okind = nullif(json_extract(body, '$.object.kind'), ''),"
+    "  ons = nullif(json_extract(body, '$.object.namespace'), ''),"
+    "  oname = nullif(json_extract(body, '$.object.name'), '');"
+    "UPDATE spans SET okind = nullif(json_extract(body, '$.attributes.kind'), ''),"
+    "  ons = nullif(json_extract(body, '$.attributes.namespace'), ''),"
+    "  oname = nullif(json_extract(body, '$.attributes.name'), '');"
+    "COMMIT;";
+
+/* Only roots are in it: a few in a hundred mergelogs. */
+static const char *roots_by_time =
+    "CREATE INDEX IF NOT EXISTS mergelogs_roots ON mergelogs(time, seq) WHERE root = 1;";
 
 typedef struct job {
   const dec_batch_t *b;
@@ -107,6 +144,32 @@ static int open_conn(const char *path, int sync_full, sqlite3 **db, char *err, s
   return RIPPLE_OK;
 }
 
+/* An older database has no object columns: add them (see `upgrade`). */
+static int upgrade_columns(store_t *s, char *err, size_t cap) {
+  sqlite3_stmt *probe = NULL;
+  int have =
+      sqlite3_prepare_v2(s->w, "SELECT okind FROM spans LIMIT 0", -1, &probe, NULL) == SQLITE_OK;
+  sqlite3_finalize(probe);
+  char *msg = NULL;
+  if (!have) {
+    int64_t t0 = mono_ns();
+    if (sqlite3_exec(s->w, upgrade, NULL, NULL, &msg) != SQLITE_OK) {
+      snprintf(err, cap, "cannot add the object columns to %s: %s", s->path, msg ? msg : "?");
+      sqlite3_free(msg);
+      sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
+      return RIPPLE_ESYS;
+    }
+    ripple_log(RIPPLE_LOG_INFO, "store_upgraded", "columns=object ms=%.1f",
+               (double)(mono_ns() - t0) / 1e6);
+  }
+  if (sqlite3_exec(s->w, roots_by_time, NULL, NULL, &msg) != SQLITE_OK) {
+    snprintf(err, cap, "cannot index the roots of %s: %s", s->path, msg ? msg : "?");
+    sqlite3_free(msg);
+    return RIPPLE_ESYS;
+  }
+  return RIPPLE_OK;
+}
+
 int store_open(const char *path, int sync_full, store_t **out, char *err, size_t cap) {
   store_t *s = calloc(1, sizeof *s);
   if (!s || !(s->path = strdup(path))) {
@@ -126,6 +189,7 @@ int store_open(const char *path, int sync_full, store_t **out, char *err, size_t
     sqlite3_free(msg);
     rc = RIPPLE_ESYS;
   }
+  if (rc == RIPPLE_OK) rc = upgrade_columns(s, err, cap);
   sqlite3_stmt *v = NULL;
   if (rc == RIPPLE_OK &&
       sqlite3_prepare_v2(s->w, "SELECT value FROM meta WHERE key='schema'", -1, &v, NULL) ==
@@ -137,8 +201,10 @@ int store_open(const char *path, int sync_full, store_t **out, char *err, size_t
   }
   sqlite3_finalize(v);
   static const char *ins[2] = {
-      "INSERT INTO mergelogs(cpid, time, sources, body) VALUES(?1, ?2, ?3, ?4)",
-      "INSERT INTO spans(cpid, start, body) VALUES(?1, ?2, ?4)"};
+      "INSERT INTO mergelogs(cpid, time, sources, body, root, okind, ons, oname, component)"
+      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+      "INSERT INTO spans(cpid, start, body, end_ns, okind, ons, oname)"
+      " VALUES(?1, ?2, ?4, ?5, ?6, ?7, ?8)"};
   static const char *del[2] = {"DELETE FROM mergelogs WHERE seq = ?1",
                                "DELETE FROM spans WHERE seq = ?1"};
   for (int k = 0; k < 2 && rc == RIPPLE_OK; k++) {
@@ -167,36 +233,62 @@ int store_open(const char *path, int sync_full, store_t **out, char *err, size_t
   return RIPPLE_OK;
 }
 
-int store_load(store_t *st,
-               void (*mergelog)(void *ud, uint64_t seq, const ripple_cpid_t *cpid,
-                                const ripple_cpid_t *src, size_t nsrc, int64_t time),
-               void (*span)(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t start),
-               void *ud) {
+/* A column's text into v (absent: NULL, 0). */
+static void col_str(sqlite3_stmt *q, int i, const char **v, size_t *n) {
+  *v = (const char *)sqlite3_column_text(q, i);
+  *n = *v ? (size_t)sqlite3_column_bytes(q, i) : 0;
+}
+
+static void row_object(sqlite3_stmt *q, int i, store_row_t *row) {
+  col_str(q, i, &row->kind, &row->kind_len);
+  col_str(q, i + 1, &row->ns, &row->ns_len);
+  col_str(q, i + 2, &row->name, &row->name_len);
+}
+
+static int load_mergelogs(store_t *st, const store_loader_t *l) {
   sqlite3_stmt *q = NULL;
-  int rc = sqlite3_prepare_v2(st->w, "SELECT seq, cpid, time, sources FROM mergelogs ORDER BY seq",
-                              -1, &q, NULL);
+  int rc = sqlite3_prepare_v2(
+      st->w, "SELECT seq, cpid, time, sources, okind, ons, oname FROM mergelogs ORDER BY seq", -1,
+      &q, NULL);
   while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-    const void *cp = sqlite3_column_blob(q, 1), *src = sqlite3_column_blob(q, 3);
     int nsrc = sqlite3_column_bytes(q, 3);
     if (sqlite3_column_bytes(q, 1) != 16 || nsrc % 16) continue; /* not ours: skip */
-    ripple_cpid_t cpid;
-    memcpy(&cpid, cp, 16);
-    mergelog(ud, (uint64_t)sqlite3_column_int64(q, 0), &cpid, src, (size_t)nsrc / 16,
-             sqlite3_column_int64(q, 2));
-    rc = SQLITE_OK;
-  }
-  sqlite3_finalize(q);
-  if (rc != SQLITE_DONE) return RIPPLE_ESYS;
-  rc = sqlite3_prepare_v2(st->w, "SELECT seq, cpid, start FROM spans ORDER BY seq", -1, &q, NULL);
-  while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-    if (sqlite3_column_bytes(q, 1) != 16) continue;
-    ripple_cpid_t cpid;
-    memcpy(&cpid, sqlite3_column_blob(q, 1), 16);
-    span(ud, (uint64_t)sqlite3_column_int64(q, 0), &cpid, sqlite3_column_int64(q, 2));
+    store_row_t row = {.seq = (uint64_t)sqlite3_column_int64(q, 0),
+                       .time = sqlite3_column_int64(q, 2),
+                       .src = sqlite3_column_blob(q, 3),
+                       .nsrc = (size_t)nsrc / 16};
+    memcpy(&row.cpid, sqlite3_column_blob(q, 1), 16);
+    row.end = row.time;
+    row_object(q, 4, &row);
+    l->mergelog(l->ud, &row);
     rc = SQLITE_OK;
   }
   sqlite3_finalize(q);
   return rc == SQLITE_DONE ? RIPPLE_OK : RIPPLE_ESYS;
+}
+
+static int load_spans(store_t *st, const store_loader_t *l) {
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(
+      st->w, "SELECT seq, cpid, start, end_ns, okind, ons, oname FROM spans ORDER BY seq", -1, &q,
+      NULL);
+  while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+    if (sqlite3_column_bytes(q, 1) != 16) continue;
+    store_row_t row = {.seq = (uint64_t)sqlite3_column_int64(q, 0),
+                       .time = sqlite3_column_int64(q, 2)};
+    memcpy(&row.cpid, sqlite3_column_blob(q, 1), 16);
+    row.end = sqlite3_column_type(q, 3) == SQLITE_NULL ? row.time : sqlite3_column_int64(q, 3);
+    row_object(q, 4, &row);
+    l->span(l->ud, &row);
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(q);
+  return rc == SQLITE_DONE ? RIPPLE_OK : RIPPLE_ESYS;
+}
+
+int store_load(store_t *st, const store_loader_t *l) {
+  int rc = load_mergelogs(st, l);
+  return rc == RIPPLE_OK ? load_spans(st, l) : rc;
 }
 
 int store_load_roots(store_t *st, store_root_fn root, void *ud) {
@@ -230,6 +322,14 @@ static int insert_root(store_t *s, const dec_batch_t *b, const dec_rec_t *r, uin
   return rc == SQLITE_DONE ? RIPPLE_OK : RIPPLE_ESYS;
 }
 
+/* An absent string is NULL in its column. */
+static void bind_str(sqlite3_stmt *q, int i, const dec_batch_t *b, dec_str_t v) {
+  if (v.len)
+    sqlite3_bind_text(q, i, dec_str(b, v), (int)v.len, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(q, i);
+}
+
 static int insert_batch(store_t *s, const dec_batch_t *b, uint64_t *seqs) {
   int k = b->kind == DEC_MERGELOGS ? 0 : 1;
   sqlite3_stmt *q = s->ins[k];
@@ -241,6 +341,11 @@ static int insert_batch(store_t *s, const dec_batch_t *b, uint64_t *seqs) {
       sqlite3_bind_blob(q, 3, r->nsrc ? (const void *)(b->src + r->src_off) : "",
                         (int)(r->nsrc * 16), SQLITE_STATIC);
     sqlite3_bind_text(q, 4, b->body.p + r->body_off, (int)r->body_len, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 5, k == 0 ? r->nsrc == 0 : r->end);
+    bind_str(q, 6, b, r->kind);
+    bind_str(q, 7, b, r->ns);
+    bind_str(q, 8, b, r->name);
+    if (k == 0) bind_str(q, 9, b, r->component);
     int rc = sqlite3_step(q);
     sqlite3_reset(q);
     if (rc != SQLITE_DONE) return RIPPLE_ESYS;
@@ -465,6 +570,58 @@ int store_page(store_t *st, dec_kind_t kind, int64_t after_time, int64_t after_s
   sqlite3_finalize(q);
   reader_put(st, db);
   return out->oom ? RIPPLE_ENOMEM : rc;
+}
+
+/* One statement for every combination of filters: a NULL parameter matches
+ * anything. The partial index mergelogs_roots walks the roots newest first. */
+static const char *roots_sql =
+    "SELECT seq, time, cpid, body FROM mergelogs INDEXED BY mergelogs_roots"
+    " WHERE root = 1 AND (time, seq) < (?1, ?2) AND time >= ?3"
+    " AND (?4 IS NULL OR component = ?4) AND (?5 IS NULL OR ons = ?5)"
+    " AND (?6 IS NULL OR okind = ?6) AND (?7 IS NULL OR oname = ?7)"
+    " ORDER BY time DESC, seq DESC LIMIT ?8";
+
+static void bind_opt(sqlite3_stmt *q, int i, const char *v) {
+  if (v)
+    sqlite3_bind_text(q, i, v, -1, SQLITE_STATIC);
+  else
+    sqlite3_bind_null(q, i);
+}
+
+int store_roots(store_t *st, const store_root_query_t *rq, store_found_fn row, void *ud,
+                int *more) {
+  *more = 0;
+  sqlite3 *db = reader_get(st);
+  if (!db) return RIPPLE_ESYS;
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(db, roots_sql, -1, &q, NULL) == SQLITE_OK ? RIPPLE_OK : RIPPLE_ESYS;
+  if (rc == RIPPLE_OK) {
+    sqlite3_bind_int64(q, 1, rq->before_time);
+    sqlite3_bind_int64(q, 2, rq->before_seq);
+    sqlite3_bind_int64(q, 3, rq->since);
+    bind_opt(q, 4, rq->component);
+    bind_opt(q, 5, rq->ns);
+    bind_opt(q, 6, rq->kind);
+    bind_opt(q, 7, rq->name);
+    sqlite3_bind_int64(q, 8, (sqlite3_int64)rq->limit + 1);
+    size_t count = 0;
+    int r = SQLITE_DONE;
+    while (rc == RIPPLE_OK && (r = sqlite3_step(q)) == SQLITE_ROW) {
+      if (count++ == rq->limit) {
+        *more = 1;
+        break;
+      }
+      if (sqlite3_column_bytes(q, 2) != 16) continue; /* not ours: skip */
+      ripple_cpid_t cpid;
+      memcpy(&cpid, sqlite3_column_blob(q, 2), 16);
+      rc = row(ud, (uint64_t)sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), &cpid,
+               (const char *)sqlite3_column_text(q, 3), (size_t)sqlite3_column_bytes(q, 3));
+    }
+    if (rc == RIPPLE_OK && r != SQLITE_ROW && r != SQLITE_DONE) rc = RIPPLE_ESYS;
+  }
+  sqlite3_finalize(q);
+  reader_put(st, db);
+  return rc;
 }
 
 int64_t store_size_bytes(store_t *st) {

@@ -43,12 +43,27 @@ typedef struct store_stats {
 
 /* Open (or create) the database at path. errbuf gets a message on failure. */
 int store_open(const char *path, int sync_full, store_t **out, char *errbuf, size_t errcap);
-/* Replay everything into the callbacks, in row order (for the graph at start). */
-int store_load(store_t *st,
-               void (*mergelog)(void *ud, uint64_t seq, const ripple_cpid_t *cpid,
-                                const ripple_cpid_t *src, size_t nsrc, int64_t time),
-               void (*span)(void *ud, uint64_t seq, const ripple_cpid_t *cpid, int64_t start),
-               void *ud);
+/* A stored record as replayed at start. Strings are not NUL-terminated and
+ * live until the callback returns; an absent one is NULL with length 0. */
+typedef struct store_row {
+  uint64_t seq;
+  ripple_cpid_t cpid;
+  int64_t time, end;        /* a mergelog's time (twice); a span's start and end */
+  const ripple_cpid_t *src; /* a mergelog's sources */
+  size_t nsrc;
+  const char *kind, *ns, *name; /* the object the record names */
+  size_t kind_len, ns_len, name_len;
+} store_row_t;
+
+typedef struct store_loader {
+  void (*mergelog)(void *ud, const store_row_t *row);
+  void (*span)(void *ud, const store_row_t *row);
+  void *ud;
+} store_loader_t;
+
+/* Replay everything into the callbacks, mergelogs first, each in row order
+ * (for the graph and the object index at start). */
+int store_load(store_t *st, const store_loader_t *l);
 /* Replay the roots table (root mergelogs with an object uid: the row of the
  * mergelog, the uid of n bytes, its time and CPID), in row order. */
 typedef void (*store_root_fn)(void *ud, uint64_t seq, const char *uid, size_t n, int64_t time,
@@ -71,6 +86,19 @@ int store_bodies(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n, s
 int store_page(store_t *st, dec_kind_t kind, int64_t after_time, int64_t after_seq, int64_t until,
                size_t limit, sbuf_t *out, size_t *count, int *more, int64_t *next_time,
                int64_t *next_seq);
+
+/* Root search: root mergelogs, newest first (time, then seq), before the
+ * cursor (before_time, before_seq), at or after since, and matching every
+ * filter that is not NULL (component, object namespace, kind, name). Calls
+ * row for each (at most limit), then sets *more when another would follow. */
+typedef struct store_root_query {
+  int64_t since, before_time, before_seq;
+  const char *component, *ns, *kind, *name;
+  size_t limit;
+} store_root_query_t;
+typedef int (*store_found_fn)(void *ud, uint64_t seq, int64_t time, const ripple_cpid_t *cpid,
+                              const char *body, size_t len);
+int store_roots(store_t *st, const store_root_query_t *q, store_found_fn row, void *ud, int *more);
 
 int64_t store_size_bytes(store_t *st);
 void store_stats(store_t *st, store_stats_t *out);

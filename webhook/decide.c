@@ -72,12 +72,28 @@ static const char *excluded(const wh_t *w, const wh_review_t *r) {
   return NULL;
 }
 
+int wh_owner_of(const json_t *obj, char *out, size_t cap) {
+  const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+  size_t i;
+  const json_t *ref;
+  json_array_foreach(refs, i, ref) {
+    if (!json_is_true(json_object_get(ref, "controller"))) continue;
+    const char *kind = json_string_value(json_object_get(ref, "kind"));
+    const char *name = json_string_value(json_object_get(ref, "name"));
+    if (!kind || !name || !*kind || !*name || strlen(kind) + strlen(name) + 2 > cap) return 0;
+    snprintf(out, cap, "%s/%s", kind, name);
+    return 1;
+  }
+  return 0;
+}
+
 static void copy_meta(const json_t *obj, wh_decision_t *d) {
   const json_t *m = json_object_get(obj, "metadata");
   const char *uid = json_string_value(json_object_get(m, "uid"));
   const char *rv = json_string_value(json_object_get(m, "resourceVersion"));
   if (uid) snprintf(d->uid, sizeof d->uid, "%s", uid);
   if (rv) snprintf(d->rv, sizeof d->rv, "%s", rv);
+  wh_owner_of(obj, d->owner, sizeof d->owner);
 }
 
 static ripple_objref_t objref(const wh_review_t *r, const wh_decision_t *d) {

@@ -127,14 +127,14 @@ static void span_name(const wh_review_t *r, char *out, size_t cap) {
   snprintf(out, cap, "%s %s%s%s", verb, r->resource, *r->subresource ? "/" : "", r->subresource);
 }
 
-/* The attribute keys are a contract with kubectl-ripple (docs/webhook.md):
- * the first seven always, then subresource, lastCpid and spontaneous when
- * they apply. */
+/* The attribute keys are a contract with kubectl-ripple and the dashboard
+ * (docs/webhook.md): the first seven always, then subresource, lastCpid,
+ * spontaneous and owner when they apply. */
 void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t end) {
   if (!w->down.span) return;
   char name[192], last[RIPPLE_CPID_STRLEN + 1] = "";
   span_name(r, name, sizeof name);
-  ripple_attr_t attrs[10] = {
+  ripple_attr_t attrs[11] = {
       {"kind", d->kind},          {"namespace", r->ns}, {"name", r->name},         {"uid", d->uid},
       {"resourceVersion", d->rv}, {"user", r->user},    {"operation", r->op_name},
   };
@@ -145,6 +145,7 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
     attrs[nattrs++] = (ripple_attr_t){"lastCpid", last};
   }
   if (d->spontaneous) attrs[nattrs++] = (ripple_attr_t){"spontaneous", "true"};
+  if (*d->owner) attrs[nattrs++] = (ripple_attr_t){"owner", d->owner};
   ripple_span_rec_t sp = {d->ctx.cpid,
                           span_id(w),
                           0,

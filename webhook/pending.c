@@ -96,6 +96,7 @@ static int resolve(wh_t *w, const pend_t *e, int64_t now) {
   const char *rv = json_string_value(json_object_get(m, "resourceVersion"));
   snprintf(d.uid, sizeof d.uid, "%s", uid ? uid : "");
   snprintf(d.rv, sizeof d.rv, "%s", rv ? rv : "");
+  wh_owner_of(f.pod, d.owner, sizeof d.owner);
   int rc = wh_related_ctx(w, f.pod, "Pod", now, &d.ctx);
   json_decref(f.pod);
   if (rc != RIPPLE_OK) return 1; /* a Pod without a context: nothing to trace */

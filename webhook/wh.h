@@ -93,6 +93,9 @@ int wh_handle(wh_t *w, const char *body, size_t len, sbuf_t *out);
 
 /* ---- parts shared by the engine's files ---- */
 
+/* "Kind/name" of a controlling owner: a kind and a name of up to 253 bytes. */
+#define WH_OWNER_MAX 320
+
 /* What the engine decided for one write (decide.c). */
 typedef struct wh_decision {
   int traced;       /* 0: nothing to do (excluded, no context anywhere) */
@@ -113,6 +116,7 @@ typedef struct wh_decision {
   char uid[64];     /* the object's uid ("" when unknown) */
   char rv[64];      /* the resourceVersion the write is based on ("" on create) */
   char service[WH_SERVICE_MAX];
+  char owner[WH_OWNER_MAX]; /* "Kind/name" of the object's controlling owner ("": none known) */
 } wh_decision_t;
 
 /* Bindings waiting for their Pod (pending.c). */
@@ -144,6 +148,10 @@ void wh_pending_add(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64
  * error after which the write is allowed unchanged. */
 int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d);
 void wh_decision_free(wh_decision_t *d);
+/* "Kind/name" of obj's controlling owner (the ownerReferences entry with
+ * controller: true) into out (cap bytes): 1, or 0 with out untouched when
+ * there is none or it does not fit. */
+int wh_owner_of(const json_t *obj, char *out, size_t cap);
 
 /* Read an object's own context from a tree: RIPPLE_OK, RIPPLE_ENOENT (no
  * annotation) or RIPPLE_EBADCTX/RIPPLE_EVERSION (malformed). */

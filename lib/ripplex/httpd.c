@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #include "ripple/ripple.h"
 #include "ripplex/clock.h"
@@ -89,11 +91,21 @@ void httpd_req_done(void *cls, struct MHD_Connection *c, void **con_cls,
 
 enum MHD_Result httpd_send(struct MHD_Connection *c, unsigned status, const char *type,
                            const char *p, size_t len) {
+  return httpd_send_headers(c, status, type, p, len, NULL);
+}
+
+enum MHD_Result httpd_send_headers(struct MHD_Connection *c, unsigned status, const char *type,
+                                   const char *p, size_t len, const char *const *hdrs) {
   struct MHD_Response *r =
       MHD_create_response_from_buffer(len, (void *)(p ? p : ""), MHD_RESPMEM_MUST_COPY);
   if (!r) return MHD_NO;
   MHD_add_response_header(r, "Content-Type", type);
-  MHD_add_response_header(r, "Cache-Control", "no-store");
+  int cache = 0;
+  for (size_t i = 0; hdrs && hdrs[i] && hdrs[i + 1]; i += 2) {
+    MHD_add_response_header(r, hdrs[i], hdrs[i + 1]);
+    cache |= !strcasecmp(hdrs[i], "Cache-Control");
+  }
+  if (!cache) MHD_add_response_header(r, "Cache-Control", "no-store");
   enum MHD_Result rc = MHD_queue_response(c, status, r);
   MHD_destroy_response(r);
   return rc;

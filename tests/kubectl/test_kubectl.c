@@ -298,13 +298,29 @@ static void test_fmt_dur(void **state) {
   assert_string_equal(b, "2m05s");
 }
 
+static void test_dashboard_url(void **state) {
+  (void)state;
+  static const char *const t[][2] = {
+      {"http://127.0.0.1:7480", "http://127.0.0.1:7480/#/trace/X"},
+      {"https://ripple.example/", "https://ripple.example/#/trace/X"},
+      {"http://h:1/ripple//", "http://h:1/ripple/#/trace/X"},
+      {"", "/#/trace/X"},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    char *u = kr_dashboard_url(t[i][0], "X");
+    assert_non_null(u);
+    assert_string_equal(u, t[i][1]);
+    free(u);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_args_scale),  cmocka_unit_test(test_args_others),
       cmocka_unit_test(test_args_errors), cmocka_unit_test(test_server_default),
       cmocka_unit_test(test_manifest),    cmocka_unit_test(test_annotation_patches),
       cmocka_unit_test(test_root_ctx),    cmocka_unit_test(test_fmt_dur),
-      cmocka_unit_test(test_last_pick),
+      cmocka_unit_test(test_last_pick),   cmocka_unit_test(test_dashboard_url),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -165,7 +165,7 @@ static void spans_per_vertex(void **state) {
   assert_int_equal(graph_new(&g), RIPPLE_OK);
   ripple_cpid_t c = C(7);
   uint64_t want[] = {502, 501, 500}; /* most recent first */
-  for (int i = 0; i < 3; i++) assert_int_equal(graph_add_span(g, &c, 10 + i, 500 + i), RIPPLE_OK);
+  for (int i = 0; i < 3; i++) assert_int_equal(graph_add_span(g, &c, 10 + i, 10 + i, 500 + i), RIPPLE_OK);
   /* A span of an unknown CPID makes a vertex without a mergelog. */
   assert_int_equal(graph_vertices(g), 1);
   assert_int_equal(graph_spans(g), 3);
@@ -348,8 +348,8 @@ static void expire_by_size(void **state) {
   ML(g, 7, 6, 6);
   ROOT(g, 3, 3);
   ripple_cpid_t c3 = C(3);
-  assert_int_equal(graph_add_span(g, &c3, 3, 900), RIPPLE_OK);
-  assert_int_equal(graph_add_span(g, &c3, 4, 901), RIPPLE_OK);
+  assert_int_equal(graph_add_span(g, &c3, 3, 3, 900), RIPPLE_OK);
+  assert_int_equal(graph_add_span(g, &c3, 4, 4, 901), RIPPLE_OK);
   ML(g, 5, 11, 4); /* 4 first seen as a source: made at t11 */
   ROOT(g, 4, 10);  /* its mergelog says t10 */
   assert_int_equal(graph_vertices(g), 7);
@@ -396,8 +396,8 @@ static void expire_by_age(void **state) {
   ML(g, 6, 10, 2);
   ML(g, 9, 1000, 8);
   ripple_cpid_t c10 = C(10), c11 = C(11);
-  assert_int_equal(graph_add_span(g, &c10, 199, 910), RIPPLE_OK);
-  assert_int_equal(graph_add_span(g, &c11, 200, 911), RIPPLE_OK);
+  assert_int_equal(graph_add_span(g, &c10, 199, 199, 910), RIPPLE_OK);
+  assert_int_equal(graph_add_span(g, &c11, 200, 200, 911), RIPPLE_OK);
   gone_log_t l;
   /* Older than 200: roots 3, 1, 8 and 10. 5 and 6 are old but have sources;
    * 9 is young but its only source goes; 11 is exactly 200, not older. */
@@ -516,7 +516,7 @@ static void oom_keeps_edges_whole(void **state) {
     assert_int_equal(graph_add_mergelog(g, &c, &s, 1, (int64_t)i, i), 1);
   }
   ripple_cpid_t v = C(50000), s = C(50001);
-  assert_int_equal(graph_add_span(g, &s, -1, 1), RIPPLE_OK); /* s: the oldest vertex */
+  assert_int_equal(graph_add_span(g, &s, -1, -1, 1), RIPPLE_OK); /* s: the oldest vertex */
   refuse_alloc = 1;
   int rc = graph_add_mergelog(g, &v, &s, 1, 100000, 1);
   refuse_alloc = 0;

@@ -78,7 +78,7 @@ static void index_churn(void **state) {
     for (uint32_t k = (uint32_t)(rnd(&s) % CHURN); live < target; k = (k + 7919) % CHURN) {
       if (churn_in[k]) continue;
       ripple_cpid_t c = tagged(k);
-      assert_int_equal(graph_add_span(g, &c, (int64_t)(rnd(&s) % 100000), k + 1), RIPPLE_OK);
+      assert_int_equal(graph_add_span(g, &c, (int64_t)(rnd(&s) % 100000), (int64_t)(rnd(&s) % 100000), k + 1), RIPPLE_OK);
       churn_in[k] = 1;
       live++;
     }
@@ -365,7 +365,7 @@ static void mstep(model_t *m, graph_t *g) {
     if (m->present[i] && m->nspans[i] == RSPANS) return;
     mtouch(m, i, t);
     m->spans[i][m->nspans[i]++] = seq;
-    MCHECK(m, graph_add_span(g, &c, t, seq) == RIPPLE_OK);
+    MCHECK(m, graph_add_span(g, &c, t, t, seq) == RIPPLE_OK);
   } else {
     size_t max = r == 9 ? 0 : rnd(&m->rs) % (RN / 2);
     int64_t min_time = r == 8 ? 0 : t - (int64_t)(rnd(&m->rs) % 20);

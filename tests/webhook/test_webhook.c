@@ -136,6 +136,7 @@ static void test_root_fresh(void **state) {
   assert_non_null(attr(sp, "uid"));
   assert_non_null(attr(sp, "resourceVersion"));
   assert_null(attr(sp, "subresource"));
+  assert_null(attr(sp, "owner")); /* no controlling owner */
   assert_int_equal(atomic_load(&wh_metrics(f->w)->roots), 1);
   assert_int_equal(atomic_load(&wh_metrics(f->w)->patched), 1);
 }
@@ -257,9 +258,65 @@ static void test_pod_create_inherits_owner(void **state) {
   assert_int_equal(f->cap->nsp, 1);
   assert_string_equal(f->cap->sp[0].service, "replicaset-controller");
   assert_string_equal(f->cap->sp[0].name, "create pods");
+  assert_string_equal(attr(&f->cap->sp[0], "owner"), "ReplicaSet/web-1");
   char id[40];
   fmt(&f->cap->sp[0].cpid, id);
   assert_string_equal(id, X_CPID);
+}
+
+/* A span's owner: its object's controlling owner (ownerReferences with
+ * controller: true), a binding's its Pod's; none for an owner that does not
+ * control it, a malformed reference, or a binding whose Pod is not at hand. */
+static void test_span_owner(void **state) {
+  fx_t *f = *state;
+  const char *rc = "system:serviceaccount:kube-system:replicaset-controller";
+  world_add(&f->world,
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","
+            "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"annotations\":{\"cpid.ripple.dev/"
+            "replicaset\":\"1;" X_CPID "\"}}}");
+  /* Two owners, the second the controller. */
+  admit(f, "CREATE", rc, "Pod", "pods", "", "d", "web-1-a",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-a\","
+        "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+        "\"name\":\"cm\",\"uid\":\"cm-uid\"},{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\","
+        "\"name\":\"web-1\",\"uid\":\"rs-uid\",\"controller\":true}]}}",
+        "null");
+  assert_int_equal(f->cap->nsp, 1);
+  assert_string_equal(attr(&f->cap->sp[0], "owner"), "ReplicaSet/web-1");
+  /* Owners that do not control it, or a controller without a name. */
+  static const char *const refs[] = {
+      "[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-1\",\"uid\":"
+      "\"rs-uid\",\"controller\":false}]",
+      "[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-1\",\"uid\":"
+      "\"rs-uid\"}]",
+      "[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"uid\":\"rs-uid\",\"controller\":"
+      "true}]",
+      "{\"kind\":\"ReplicaSet\",\"name\":\"web-1\",\"controller\":true}"};
+  for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+    char obj[1024];
+    snprintf(obj, sizeof obj,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"solo-%zu\","
+             "\"namespace\":\"d\",\"ownerReferences\":%s}}",
+             i, refs[i]);
+    admit(f, "CREATE", "kubernetes-admin", "Pod", "pods", "", "d", "solo", obj, "null");
+    assert_int_equal(f->cap->nsp, i + 2);
+    assert_null(attr(&f->cap->sp[i + 1], "owner"));
+  }
+  /* A binding: its Pod's owner, read from the Pod the informer has. */
+  world_add(&f->world,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-b\","
+            "\"namespace\":\"d\",\"uid\":\"pod-uid\",\"annotations\":{\"cpid.ripple.dev/pod\":"
+            "\"1;" X_CPID
+            "\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+            "\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\",\"controller\":true}]}}");
+  admit(f, "CREATE", "system:kube-scheduler", "Binding", "pods", "binding", "d", "web-1-b",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"web-1-b\","
+        "\"namespace\":\"d\",\"uid\":\"pod-uid\"},\"target\":{\"kind\":\"Node\",\"name\":"
+        "\"n0\"}}",
+        "null");
+  assert_int_equal(f->cap->nsp, 6);
+  assert_string_equal(f->cap->sp[5].name, "create pods/binding");
+  assert_string_equal(attr(&f->cap->sp[5], "owner"), "ReplicaSet/web-1");
 }
 
 static void test_binding(void **state) {
@@ -336,7 +393,9 @@ static void test_binding_before_informer(void **state) {
   world_set(&f->world, 1,
             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-x7k2q\","
             "\"namespace\":\"d\",\"uid\":\"pod-uid\",\"annotations\":{\"cpid.ripple.dev/pod\":"
-            "\"1;" X_CPID "\"}}}");
+            "\"1;" X_CPID
+            "\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+            "\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\",\"controller\":true}]}}");
   f->cap->now += 1000000;
   wh_tick(f->w);
   assert_int_equal(f->cap->nsp, 2);
@@ -348,6 +407,7 @@ static void test_binding_before_informer(void **state) {
   assert_string_equal(sp->service, "kube-scheduler");
   assert_string_equal(attr(sp, "uid"), "pod-uid");
   assert_string_equal(attr(sp, "name"), "web-1-x7k2q");
+  assert_string_equal(attr(sp, "owner"), "ReplicaSet/web-1"); /* the Pod's, now known */
   assert_int_equal(atomic_load(&wh_metrics(f->w)->pending_resolved), 1);
   wh_tick(f->w); /* resolved once only */
   assert_int_equal(f->cap->nsp, 2);
@@ -562,6 +622,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_root_client_cpid, setup, teardown),
       cmocka_unit_test_setup_teardown(test_root_hostile_annotation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pod_create_inherits_owner, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_span_owner, setup, teardown),
       cmocka_unit_test_setup_teardown(test_binding, setup, teardown),
       cmocka_unit_test_setup_teardown(test_binding_before_informer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_endpoints_merge, setup, teardown),

@@ -56,6 +56,10 @@ void httpd_req_done(void *cls, struct MHD_Connection *c, void **con_cls,
 /* Queue an answer (copied; never cached by clients). */
 enum MHD_Result httpd_send(struct MHD_Connection *c, unsigned status, const char *type,
                            const char *p, size_t len);
+/* The same with more headers: hdrs is a NULL-terminated list of name, value,
+ * name, value, ... (NULL: none). Cache-Control is no-store unless hdrs has one. */
+enum MHD_Result httpd_send_headers(struct MHD_Connection *c, unsigned status, const char *type,
+                                   const char *p, size_t len, const char *const *hdrs);
 
 /* For a daemon's main thread: SIGINT and SIGTERM blocked in every thread
  * started afterwards (the main thread takes them with sigwait on *sigs), and

@@ -1,0 +1,156 @@
+/*
+ * test_kubectl_dashboard.c - `kubectl ripple trace` ends with the trace's
+ * page in the dashboard, `dashboard: <server>/#/trace/<cpid>`, and `-o json`
+ * has it as "dashboard". The real kubectl-ripple against the real
+ * ripple-server (on a free loopback port, over a temporary database, given
+ * one root change and its span by HTTP): no cluster needed.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "http_client.h"
+#include "testutil.h"
+
+#define CPID "3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60"
+#define T "2026-11-22T00:00:00.000000000Z"
+
+typedef struct rig {
+  char dir[64], base[64];
+  pid_t pid;
+} rig_t;
+
+static const char *bin(const char *var) {
+  const char *p = getenv(var);
+  if (!p || !*p) fail_msg("$%s is not set (run through ctest)", var);
+  return p;
+}
+
+/* ripple-server on a free port, learnt from its "listening" log line. */
+static void server_start(rig_t *r) {
+  const char *server = bin("RIPPLE_SERVER_BIN");
+  char db[96], log[96], line[1024];
+  snprintf(db, sizeof db, "%s/trace.db", r->dir);
+  snprintf(log, sizeof log, "%s/server.log", r->dir);
+  r->pid = fork();
+  assert_true(r->pid >= 0);
+  if (r->pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
+    execl(server, server, "--listen", "127.0.0.1:0", "--db", db, "--no-web", (char *)NULL);
+    _exit(127);
+  }
+  unsigned port = 0;
+  for (int tries = 0; !port && tries < 3000; tries++) { /* up to 30 s */
+    FILE *f = fopen(log, "r");
+    while (f && !port && fgets(line, sizeof line, f)) {
+      const char *a = strstr(line, "event=listening") ? strstr(line, "addr=127.0.0.1:") : NULL;
+      if (a) port = (unsigned)strtoul(a + 15, NULL, 10);
+    }
+    if (f) fclose(f);
+    if (!port) usleep(10000);
+  }
+  if (!port) fail_msg("ripple-server did not start (see %s)", log);
+  snprintf(r->base, sizeof r->base, "http://127.0.0.1:%u", port);
+}
+
+static void post(const rig_t *r, const char *path, const char *body) {
+  char url[128];
+  snprintf(url, sizeof url, "%s%s", r->base, path);
+  hc_resp_t a;
+  assert_int_equal(hc_request("POST", url, body, strlen(body), NULL, &a), 0);
+  if (a.status != 200) fail_msg("POST %s: %ld %s", path, a.status, a.body ? a.body : "");
+  hc_resp_free(&a);
+}
+
+static int setup(void **state) {
+  rig_t *r = calloc(1, sizeof *r);
+  assert_non_null(r);
+  snprintf(r->dir, sizeof r->dir, "/tmp/ripple-test-XXXXXX");
+  assert_non_null(mkdtemp(r->dir));
+  server_start(r);
+  post(r, "/v1/mergelogs",
+       "[{\"cpid\":\"" CPID "\",\"sources\":[],\"time\":\"" T
+       "\",\"component\":\"kubernetes-admin\"}]");
+  post(r, "/v1/spans",
+       "[{\"cpid\":\"" CPID
+       "\",\"span_id\":\"0000000000000001\",\"service\":\"kubernetes-admin\","
+       "\"name\":\"update deployments\",\"start\":\"" T "\",\"end\":\"" T
+       "\",\"attributes\":{\"kind\":\"Deployment\",\"namespace\":\"demo\",\"name\":\"web\","
+       "\"uid\":\"\",\"user\":\"kubernetes-admin\",\"operation\":\"UPDATE\"}}]");
+  *state = r;
+  return 0;
+}
+
+static int teardown(void **state) {
+  rig_t *r = *state;
+  int st;
+  kill(r->pid, SIGTERM);
+  waitpid(r->pid, &st, 0);
+  test_rmtree(r->dir);
+  free(r);
+  return 0;
+}
+
+/* kubectl-ripple's stdout for args (a shell word list of safe words). */
+static char *run(const char *args) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s' %s", bin("RIPPLE_KUBECTL_BIN"), args);
+  FILE *p = popen(cmd, "r");  // NOLINT(cert-env33-c)
+  assert_non_null(p);
+  static char out[16384];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("%s: status %d:\n%s", cmd, st, out);
+  return out;
+}
+
+/* The last line of the text output, whatever form the server URL took. */
+static void test_text(void **state) {
+  rig_t *r = *state;
+  char args[256], want[256];
+  snprintf(want, sizeof want, "\n\ndashboard: %s/#/trace/" CPID "\n", r->base);
+  static const char *const slashes[] = {"", "/", "///"};
+  for (size_t i = 0; i < 3; i++) {
+    snprintf(args, sizeof args, "trace " CPID " --server %s%s", r->base, slashes[i]);
+    const char *out = run(args);
+    assert_non_null(strstr(out, "Deployment demo/web  kubernetes-admin  update deployments"));
+    size_t n = strlen(out), k = strlen(want);
+    if (n < k || strcmp(out + n - k, want) != 0) fail_msg("no dashboard line last:\n%s", out);
+  }
+  /* The CPID as the server knows it (lower case), the server from $RIPPLE_SERVER. */
+  snprintf(args, sizeof args, "trace 3F2B8E4C-9A1D-4C7E-8F00-1B2C3D4E5F60");
+  char env[128];
+  snprintf(env, sizeof env, "%s/", r->base);
+  setenv("RIPPLE_SERVER", env, 1);
+  const char *out = run(args);
+  unsetenv("RIPPLE_SERVER");
+  assert_non_null(strstr(out, want));
+}
+
+static void test_json(void **state) {
+  rig_t *r = *state;
+  char args[256], want[128];
+  snprintf(args, sizeof args, "trace " CPID " -o json --server %s/", r->base);
+  json_error_t je;
+  json_t *j = json_loads(run(args), 0, &je);
+  if (!j) fail_msg("not JSON: %s", je.text);
+  snprintf(want, sizeof want, "%s/#/trace/" CPID, r->base);
+  assert_string_equal(json_string_value(json_object_get(j, "dashboard")), want);
+  assert_string_equal(json_string_value(json_object_get(j, "cpid")), CPID);
+  assert_int_equal(json_array_size(json_object_get(j, "tree")), 1);
+  json_decref(j);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_text),
+      cmocka_unit_test(test_json),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
