@@ -1,6 +1,6 @@
 /*
- * cascade_lab.h - what the cascade lab tests share (test_cascades_lab.c,
- * test_cascades2_lab.c, test_cascades3_lab.c), on top of wh_lab.h (the real
+ * cascade_lab.h - what the cascade lab tests share (tests/webhook's
+ * test_cascades*_lab.c, tests/web's test_dashboard_lab.c), on top of wh_lab.h (the real
  * trace server and webhook for one namespace of the test's own): writes as a
  * person makes them with a root CPID the test knows, raw requests to the API
  * server (DELETE with its admission warnings, /metrics as text), the objects

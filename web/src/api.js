@@ -1,0 +1,135 @@
+/*
+ * The client of ripple-server's HTTP API (docs/api.md): JSON over fetch, the reader
+ * token (kept in sessionStorage, sent as a Bearer header, never in a URL), and errors
+ * a person can act on, each with a kind the views branch on:
+ *   malformed  the CPID is not a CPID (checked before asking, or the server's 400)
+ *   unknown    the server does not know the CPID (404)
+ *   down       no answer at all (network error)
+ *   auth       401: a reader token is needed (the token form is shown)
+ *   missing    404 on an endpoint: a server older than the dashboard
+ *   server     any other error answer
+ */
+import { isCpid, normalizeCpid } from './cpid.js';
+
+const TOKEN_KEY = 'ripple.readerToken';
+const EXAMPLE = '3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60';
+
+export class ApiError extends Error {
+  constructor(kind, message, status = 0) {
+    super(message);
+    this.name = 'ApiError';
+    this.kind = kind;
+    this.status = status;
+  }
+}
+
+/* The message for text that is not a CPID. */
+export function notCpidMessage(text) {
+  return `"${text}" is not a CPID (a CPID is a non-nil UUID like ${EXAMPLE})`;
+}
+
+/* The CPID in canonical form, or an ApiError of kind malformed. */
+export function checkCpid(text) {
+  if (!isCpid(text)) throw new ApiError('malformed', notCpidMessage(text), 400);
+  return normalizeCpid(text);
+}
+
+/*
+ * Where the API is: the page's own origin in production. For development only, a
+ * `?api=http://127.0.0.1:PORT` in the page's query names a ripple-server on loopback
+ * (anything else is ignored, so a link cannot send the token elsewhere; the server's CSP
+ * forbids other origins anyway).
+ */
+export function apiBase(search) {
+  const want = new URLSearchParams(search ?? '').get('api');
+  if (!want) return '';
+  try {
+    const u = new URL(want);
+    const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+    if (loopback && (u.protocol === 'http:' || u.protocol === 'https:')) return u.origin;
+  } catch {
+    /* not a URL: ignored */
+  }
+  return '';
+}
+
+/* sessionStorage, or a stand-in when it is not there (tests, locked-down browsers). */
+function sessionStore(storage) {
+  if (storage) return storage;
+  try {
+    if (globalThis.sessionStorage) return globalThis.sessionStorage;
+  } catch {
+    /* blocked */
+  }
+  const m = new Map();
+  return { getItem: (k) => m.get(k) ?? null, setItem: (k, v) => m.set(k, v), removeItem: (k) => m.delete(k) };
+}
+
+function query(params) {
+  const sp = new URLSearchParams();
+  for (const [k, v] of Object.entries(params ?? {})) if (v !== undefined && v !== null && v !== '') sp.set(k, v);
+  const s = sp.toString();
+  return s ? `?${s}` : '';
+}
+
+/* An API client: {base, token(), setToken(t), getJson(path), trace(cpid), ...}. */
+export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind(globalThis), storage } = {}) {
+  const store = sessionStore(storage);
+  const where = base || (globalThis.location ? globalThis.location.origin : 'this address');
+
+  const token = () => store.getItem(TOKEN_KEY) || '';
+  const setToken = (t) => (t ? store.setItem(TOKEN_KEY, t) : store.removeItem(TOKEN_KEY));
+
+  async function getJson(path, { signal, endpoint = path } = {}) {
+    const headers = { Accept: 'application/json' };
+    if (token()) headers.Authorization = `Bearer ${token()}`;
+    let res;
+    try {
+      res = await fetchImpl(base + path, { headers, signal, cache: 'no-store' });
+    } catch (e) {
+      if (e?.name === 'AbortError') throw e;
+      throw new ApiError('down', `cannot reach ripple-server at ${where} (${e?.message ?? e}); is it running?`);
+    }
+    const body = await res.json().catch(() => null);
+    if (res.ok) return body;
+    throw errorOf(res.status, body, endpoint);
+  }
+
+  function errorOf(status, body, endpoint) {
+    const said = body?.error ? `: ${body.error}` : '';
+    if (status === 401) return new ApiError('auth', `ripple-server wants a reader token${said}`, 401);
+    if (status === 404) return new ApiError('missing', `ripple-server has no ${endpoint} (is it older than this dashboard?)`, 404);
+    return new ApiError('server', `ripple-server answered ${status} to ${endpoint}${said}`, status);
+  }
+
+  /* One of the four walks of a CPID; 404 and 400 become unknown and malformed. */
+  async function cpidQuery(cpid, what, signal) {
+    const id = checkCpid(cpid);
+    try {
+      return await getJson(`/v1/cpids/${id}/${what}`, { signal, endpoint: `/v1/cpids/{cpid}/${what}` });
+    } catch (e) {
+      if (e.status === 404) throw new ApiError('unknown', `ripple-server does not know CPID ${id} (not traced, not sent yet, or deleted by retention)`, 404);
+      if (e.status === 400) throw new ApiError('malformed', notCpidMessage(cpid), 400);
+      throw e;
+    }
+  }
+
+  /* A trace: {cpid, related, mergelogs, spans, truncated} of a CPID and its related CPIDs. */
+  async function trace(cpid, { signal } = {}) {
+    const id = checkCpid(cpid);
+    const [rel, mls, sps] = await Promise.all(['related', 'mergelogs', 'spans'].map((w) => cpidQuery(id, w, signal)));
+    return { cpid: id, related: rel.related ?? [], mergelogs: mls.mergelogs ?? [], spans: sps.spans ?? [],
+      truncated: !!(rel.truncated || mls.truncated || sps.truncated) };
+  }
+
+  return {
+    base,
+    token,
+    setToken,
+    getJson,
+    trace,
+    origins: (cpid, opts = {}) => cpidQuery(cpid, 'origins', opts.signal),
+    roots: (params, opts = {}) => getJson(`/v1/roots${query(params)}`, { ...opts, endpoint: '/v1/roots' }),
+    objects: (params, opts = {}) => getJson(`/v1/objects${query(params)}`, { ...opts, endpoint: '/v1/objects' }),
+  };
+}

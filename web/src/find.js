@@ -1,0 +1,164 @@
+/*
+ * The Find page: open a CPID; find an object's recent CPIDs (kind, namespace, name ->
+ * /v1/objects); list changes (root mergelogs, /v1/roots) filtered by time range,
+ * component, namespace and kind, newest first. Without a query it lists the latest
+ * changes. The query lives in the URL (#/find?...), so every result is a link.
+ */
+import { h, markLoading, markReady } from './dom.js';
+import { checkCpid } from './api.js';
+import { isCpid } from './cpid.js';
+import { failView } from './errors.js';
+import { formatRoute, traceHref } from './route.js';
+import { formatClock, formatDuration, parseTime } from './time.js';
+import { objectLabel } from './model.js';
+import { shortCpid } from './cpid.js';
+
+const FIELDS = ['cpid', 'kind', 'namespace', 'name', 'component', 'since', 'until'];
+const PAGE = 50;
+
+/* Mounts the Find page. Returns {key, destroy()}. */
+export function mountFind(app, route, ctx) {
+  const abort = new AbortController();
+  const p = route.params;
+  if (p.cpid && isCpid(p.cpid)) {
+    window.location.replace(traceHref(checkCpid(p.cpid)));
+    return { key: 'redirect', destroy() {} };
+  }
+  markLoading();
+  const results = h('div', { class: 'results' });
+  app.replaceChildren(h('section', { class: 'find' }, findForm(p), results));
+  run(results, p, ctx, abort.signal).then(() => {
+    if (abort.signal.aborted) return;
+    markReady('find');
+    if (p.cpid) document.body.dataset.state = 'error';
+  }, (e) => {
+    if (!abort.signal.aborted) failView(results, e, { api: ctx.api, retry: ctx.retry });
+  });
+  return { key: `find:${JSON.stringify(p)}`, destroy: () => abort.abort() };
+}
+
+async function run(results, p, ctx, signal) {
+  const blocks = [];
+  if (p.cpid) blocks.push(h('div', { class: 'error inline', role: 'alert' }, `"${p.cpid}" is not a CPID (a CPID is a non-nil UUID like 3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60)`));
+  if (p.kind && p.name) blocks.push(await objectsBlock(p, ctx, signal));
+  blocks.push(await rootsBlock(p, ctx, signal));
+  results.replaceChildren(...blocks);
+}
+
+function findForm(p) {
+  const input = (name, label, attrs = {}) => h('div', { class: 'field' },
+    h('label', { for: `f-${name}` }, label),
+    h('input', { id: `f-${name}`, name, value: p[name] ?? '', autocomplete: 'off', spellcheck: 'false', ...attrs }));
+  const submit = (ev) => {
+    ev.preventDefault();
+    const fd = new FormData(ev.target);
+    const params = {};
+    for (const f of FIELDS) {
+      const v = String(fd.get(f) ?? '').trim();
+      if (!v) continue;
+      params[f] = f === 'since' || f === 'until' ? fromLocalInput(v) : v;
+    }
+    window.location.hash = formatRoute({ view: 'find', params });
+  };
+  return h('form', { class: 'card find-form', onsubmit: submit, role: 'search', 'aria-label': 'Find a change' },
+    h('div', { class: 'find-row' },
+      input('cpid', 'CPID', { placeholder: '3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60', class: 'mono wide' }),
+      h('button', { type: 'submit', class: 'button primary' }, 'Find')),
+    h('fieldset', { class: 'find-row' }, h('legend', {}, 'Object'),
+      input('kind', 'Kind', { placeholder: 'Deployment' }),
+      input('namespace', 'Namespace', { placeholder: 'default' }),
+      input('name', 'Name', { placeholder: 'web' })),
+    h('fieldset', { class: 'find-row' }, h('legend', {}, 'Changes'),
+      input('component', 'Who (component)', { placeholder: 'kubernetes-admin' }),
+      input('since', 'Since', { type: 'datetime-local', step: '1', value: toLocalInput(p.since) }),
+      input('until', 'Until', { type: 'datetime-local', step: '1', value: toLocalInput(p.until) }),
+      h('a', { href: '#/', class: 'button' }, 'Clear')));
+}
+
+/* RFC 3339 (UTC) <-> the local time a datetime-local input holds. */
+function toLocalInput(rfc) {
+  const ms = parseTime(rfc ?? '');
+  if (Number.isNaN(ms)) return '';
+  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
+  return d.toISOString().slice(0, 19);
+}
+
+function fromLocalInput(v) {
+  const d = new Date(v);
+  return Number.isNaN(d.getTime()) ? v : d.toISOString();
+}
+
+async function objectsBlock(p, ctx, signal) {
+  const ans = await ctx.api.objects({ kind: p.kind, namespace: p.namespace, name: p.name }, { signal });
+  const objects = ans.objects ?? [];
+  return h('section', { class: 'card', 'aria-labelledby': 'objects-title' },
+    h('h2', { id: 'objects-title' }, `${objectLabel(p.kind, p.namespace ?? '', p.name)}: recent CPIDs`),
+    objects.length === 0
+      ? h('p', { class: 'empty' }, 'ripple-server has no writes of this object. Check the kind (Deployment, not deployments) and the namespace.')
+      : objects.map((o) => h('div', { class: 'object-block', dataset: { object: `${o.kind}/${o.namespace}/${o.name}` } },
+        h('h3', {}, objectLabel(o.kind, o.namespace ?? '', o.name)),
+        h('table', { class: 'list' },
+          h('thead', {}, h('tr', {}, h('th', {}, 'Last write'), h('th', {}, 'CPID'), h('th', { class: 'num' }, 'Writes'))),
+          h('tbody', {}, (o.cpids ?? []).map((c) => h('tr', { dataset: { cpid: c.cpid } },
+            h('td', {}, formatClock(parseTime(c.time))),
+            h('td', {}, h('a', { href: traceHref(c.cpid) }, h('code', {}, c.cpid))),
+            h('td', { class: 'num' }, String(c.writes)))))))));
+}
+
+async function rootsBlock(p, ctx, signal) {
+  const query = { limit: PAGE, since: p.since, until: p.until, component: p.component, namespace: p.namespace, kind: p.kind, name: p.name };
+  const filtered = ['since', 'until', 'component', 'namespace', 'kind', 'name'].some((k) => p[k]);
+  const body = h('tbody', {});
+  const more = h('div', { class: 'more' });
+  const section = h('section', { class: 'card', 'aria-labelledby': 'roots-title' },
+    h('h2', { id: 'roots-title' }, filtered ? 'Changes matching' : 'Latest changes'),
+    h('table', { class: 'list roots', id: 'roots' },
+      h('thead', {}, h('tr', {}, ['Time (UTC)', 'Who', 'Object', 'Cascade', 'Duration', 'CPID'].map((t, i) =>
+        h('th', { scope: 'col', class: i === 3 || i === 4 ? 'num' : null }, t)))),
+      body),
+    more);
+  let ans;
+  try {
+    ans = await ctx.api.roots(query, { signal });
+  } catch (e) {
+    if (e.kind !== 'missing') throw e;
+    return h('section', { class: 'card' }, h('h2', {}, 'Latest changes'),
+      h('p', { class: 'notice' }, `${e.message}. Open a CPID above, or use "kubectl ripple last".`));
+  }
+  addRoots(body, more, ans, query, ctx, signal);
+  return section;
+}
+
+function addRoots(body, more, ans, query, ctx, signal) {
+  const roots = ans.roots ?? [];
+  if (roots.length === 0 && body.children.length === 0) {
+    body.append(h('tr', {}, h('td', { colspan: '6', class: 'empty' }, 'No changes found.')));
+  }
+  body.append(...roots.map(rootRow));
+  more.replaceChildren();
+  if (ans.next) {
+    more.append(h('button', { type: 'button', class: 'button', onclick: async () => {
+      more.replaceChildren(h('span', { class: 'muted' }, 'Loading…'));
+      try {
+        addRoots(body, more, await ctx.api.roots({ ...query, cursor: ans.next }, { signal }), query, ctx, signal);
+      } catch (e) {
+        more.replaceChildren(h('span', { class: 'error inline' }, e.message));
+      }
+    } }, 'Older changes'));
+  }
+}
+
+function rootRow(r) {
+  const ob = r.object ?? {};
+  const sum = r.summary ?? {};
+  const t = parseTime(r.time);
+  const end = sum.end ? parseTime(sum.end) : NaN;
+  const href = traceHref(r.cpid);
+  return h('tr', { dataset: { cpid: r.cpid } },
+    h('td', {}, h('a', { href }, formatClock(t))),
+    h('td', {}, r.component || h('span', { class: 'muted' }, 'unknown')),
+    h('td', {}, ob.kind ? objectLabel(ob.kind, ob.namespace ?? '', ob.name ?? '') : h('span', { class: 'muted' }, '–')),
+    h('td', { class: 'num' }, sum.spans === undefined ? '–' : `${sum.spans} span${sum.spans === 1 ? '' : 's'}, ${sum.cpids} CPID${sum.cpids === 1 ? '' : 's'}${sum.truncated ? '+' : ''}`),
+    h('td', { class: 'num' }, Number.isNaN(end) ? '–' : formatDuration(end - t)),
+    h('td', {}, h('a', { href, title: r.cpid }, h('code', {}, shortCpid(r.cpid)))));
+}

@@ -1,0 +1,94 @@
+/*
+ * Live traces: while a cascade is still going on (its latest span ended within the last
+ * two minutes, or new spans keep arriving), poll the server every 1.5 s and hand new
+ * data to the view; stop after 60 s without change. The view shows the state and can
+ * pause and resume.
+ */
+
+export const POLL_MS = 1500;
+export const RECENT_MS = 2 * 60 * 1000;
+export const IDLE_STOP_MS = 60 * 1000;
+
+/* What changes when a trace grows: counts and the latest end. */
+export function traceSignature(data) {
+  let last = '';
+  for (const sp of data.spans ?? []) if (sp.end > last) last = sp.end;
+  return `${data.related?.length ?? 0}:${data.mergelogs?.length ?? 0}:${data.spans?.length ?? 0}:${last}`;
+}
+
+/* Whether a trace whose latest span ended at lastEndMs (epoch) is recent at nowMs. */
+export function isRecent(lastEndMs, nowMs) {
+  return Number.isFinite(lastEndMs) && nowMs - lastEndMs <= RECENT_MS;
+}
+
+/*
+ * A poller: load() gives the trace's data, onData(data) gets every changed answer,
+ * onState(state) hears 'live', 'paused' or 'stopped'. `now` and timers are injectable
+ * for tests. Returns {start(signature), pause(), resume(), stop(), state()}.
+ */
+export function createPoller({ load, onData, onState, onError = () => {}, now = Date.now,
+  setTimer = setTimeout, clearTimer = clearTimeout, interval = POLL_MS, idleStop = IDLE_STOP_MS }) {
+  let state = 'stopped';
+  let timer = null;
+  let sig = '';
+  let changedAt = 0;
+  let inflight = false;
+
+  const set = (s) => {
+    if (s !== state) {
+      state = s;
+      onState(s);
+    }
+  };
+
+  const schedule = () => {
+    clearTimer(timer);
+    timer = setTimer(tick, interval);
+  };
+
+  async function tick() {
+    if (state !== 'live' || inflight) return;
+    inflight = true;
+    try {
+      const data = await load();
+      if (state !== 'live') return;
+      const next = traceSignature(data);
+      if (next !== sig) {
+        sig = next;
+        changedAt = now();
+        onData(data);
+      } else if (now() - changedAt >= idleStop) {
+        set('stopped');
+        return;
+      }
+    } catch (e) {
+      onError(e);
+    } finally {
+      inflight = false;
+    }
+    if (state === 'live') schedule();
+  }
+
+  return {
+    start(signature) {
+      sig = signature;
+      changedAt = now();
+      set('live');
+      schedule();
+    },
+    pause() {
+      clearTimer(timer);
+      if (state === 'live') set('paused');
+    },
+    resume() {
+      changedAt = now();
+      set('live');
+      schedule();
+    },
+    stop() {
+      clearTimer(timer);
+      set('stopped');
+    },
+    state: () => state,
+  };
+}

@@ -1,0 +1,81 @@
+/*
+ * Hash routes (deep links): the dashboard's whole state that is worth a link lives in
+ * location.hash, so ripple-server needs no routes of its own and `kubectl ripple`
+ * can print `<server>/#/trace/<cpid>`.
+ *
+ *   #/                                 Find, latest roots
+ *   #/find?cpid=&kind=&namespace=&name=&component=&since=&until=
+ *   #/trace/<cpid>[?group=object|component&span=<span_id>]
+ *   #/trace/<cpid>/hops
+ *   #/trace/<cpid>/graph[?select=<cpid>]
+ */
+
+const TABS = new Set(['waterfall', 'hops', 'graph']);
+
+/* {view: 'find'|'trace'|'notfound', cpid?, tab?, params: {name: value}} of a hash. */
+export function parseRoute(hash) {
+  const text = String(hash ?? '').replace(/^#/, '');
+  const q = text.indexOf('?');
+  const path = q < 0 ? text : text.slice(0, q);
+  const params = parseParams(q < 0 ? '' : text.slice(q + 1));
+  const parts = path.split('/').filter((p) => p !== '');
+  if (parts.length === 0 || (parts.length === 1 && parts[0] === 'find')) {
+    return { view: 'find', params };
+  }
+  if (parts[0] === 'trace' && parts.length >= 2 && parts.length <= 3) {
+    const tab = parts.length === 3 ? parts[2] : 'waterfall';
+    if (!TABS.has(tab)) return { view: 'notfound', path, params };
+    return { view: 'trace', cpid: safeDecode(parts[1]), tab, params };
+  }
+  return { view: 'notfound', path, params };
+}
+
+function parseParams(text) {
+  const out = {};
+  for (const [k, v] of new URLSearchParams(text)) {
+    if (v !== '') out[k] = v;
+  }
+  return out;
+}
+
+function safeDecode(s) {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/* The hash of a route: the inverse of parseRoute (empty parameters left out). */
+export function formatRoute(route) {
+  let path = '/';
+  if (route.view === 'find') path = hasParams(route.params) ? '/find' : '/';
+  if (route.view === 'trace') {
+    path = `/trace/${encodeURIComponent(route.cpid)}`;
+    if (route.tab && route.tab !== 'waterfall') path += `/${route.tab}`;
+  }
+  const qs = formatParams(route.params);
+  return `#${path}${qs ? '?' + qs : ''}`;
+}
+
+function hasParams(params) {
+  return Object.values(params ?? {}).some((v) => v !== undefined && v !== null && v !== '');
+}
+
+function formatParams(params) {
+  const sp = new URLSearchParams();
+  for (const [k, v] of Object.entries(params ?? {})) {
+    if (v !== undefined && v !== null && v !== '') sp.set(k, String(v));
+  }
+  return sp.toString();
+}
+
+/* A link to a trace tab of a CPID, with optional parameters. */
+export function traceHref(cpid, tab = 'waterfall', params = {}) {
+  return formatRoute({ view: 'trace', cpid, tab, params });
+}
+
+/* The same route with some parameters replaced (undefined or '' removes one). */
+export function withParams(route, changes) {
+  return { ...route, params: { ...route.params, ...changes } };
+}

@@ -1,0 +1,263 @@
+/*
+ * The trace page of a CPID: fetches it with all its related CPIDs, shows a header (who
+ * changed what, counts, duration, live state) and one of three tabs: the waterfall,
+ * the hops table and the merge graph. Tab, grouping and selection come from the URL;
+ * changing them re-renders only what changed, without fetching again.
+ */
+import { h, markLoading, markReady, replaceHash } from './dom.js';
+import { checkCpid } from './api.js';
+import { failView } from './errors.js';
+import { buildModel, objectLabel } from './model.js';
+import { colorScale, legend } from './colors.js';
+import { createWaterfall } from './waterfall.js';
+import { createHopsView } from './hops-view.js';
+import { createGraphView } from './graph.js';
+import { renderSpanPanel } from './span-panel.js';
+import { createPoller, isRecent, traceSignature } from './live.js';
+import { formatRoute, traceHref, withParams } from './route.js';
+import { formatDuration, formatClock, parseTime } from './time.js';
+import { shortCpid } from './cpid.js';
+
+const READY_NAME = { waterfall: 'trace', hops: 'hops', graph: 'graph' };
+
+/* Mounts the trace view of route.cpid in app. Returns {key, update(route), destroy()}. */
+export function mountTrace(app, route, ctx) {
+  const st = { route, data: null, model: null, sub: null, subKey: '', dom: null, poller: null,
+    collapsed: { object: new Set(), component: new Set() }, abort: new AbortController() };
+
+  async function load() {
+    markLoading();
+    app.replaceChildren(h('p', { class: 'loading' }, `Loading the trace of ${route.cpid}…`));
+    try {
+      const cpid = checkCpid(route.cpid);
+      st.data = await ctx.api.trace(cpid, { signal: st.abort.signal });
+    } catch (e) {
+      if (!st.abort.signal.aborted) failView(app, e, { api: ctx.api, retry: ctx.retry });
+      return;
+    }
+    if (st.abort.signal.aborted) return;
+    performance.mark('ripple:fetched');
+    st.model = buildModel(st.data);
+    performance.mark('ripple:model');
+    st.color = colorScale(st.model.services);
+    renderPage();
+    startLive();
+  }
+
+  function renderPage() {
+    st.dom = pageDom(st);
+    app.replaceChildren(st.dom.root);
+    fillHeader(st);
+    renderTab();
+    loadOrigins(st, ctx.api);
+  }
+
+  /* The tab's view, made anew when the tab or grouping changed, else told what changed. */
+  function renderTab() {
+    const tab = st.route.tab;
+    const group = groupOf(st.route);
+    const subKey = `${tab}:${group}`;
+    markTabs(st);
+    if (subKey !== st.subKey) {
+      st.sub?.destroy();
+      st.subKey = subKey;
+      st.sub = makeSub(tab, group);
+    } else if (tab === 'waterfall') {
+      st.sub.select(st.route.params.span, true);
+      showSpan(st.route.params.span);
+    } else if (tab === 'graph') st.sub.select(st.route.params.select ?? null);
+    markReady(READY_NAME[tab]);
+  }
+
+  function makeSub(tab, group) {
+    const body = st.dom.body;
+    if (tab === 'hops') return createHopsView(body, { model: st.model, color: st.color });
+    if (tab === 'graph') {
+      return createGraphView(body, { model: st.model, related: st.data.related, selected: st.route.params.select ?? null,
+        color: st.color, api: ctx.api, traceCpid: st.data.cpid, onSelect: (id) => setParam('select', id) });
+    }
+    return waterfallTab(body, group);
+  }
+
+  function waterfallTab(body, group) {
+    const chartBox = h('div', { class: 'wf-box' });
+    const panel = h('aside', { class: 'side-panel span-panel', id: 'span-panel', hidden: true, 'aria-labelledby': 'panel-title' });
+    body.replaceChildren(toolbar(st, group), h('div', { class: 'wf-main' }, chartBox, panel));
+    st.panel = panel;
+    const wf = createWaterfall(chartBox, { model: st.model, group, collapsed: st.collapsed[group], color: st.color,
+      selected: st.route.params.span ?? null, onSelect: (span) => {
+        setParam('span', span?.id);
+        showSpan(span?.id);
+      } });
+    showSpan(st.route.params.span);
+    return wf;
+  }
+
+  function showSpan(id) {
+    const span = id ? st.model.spanById.get(id) : null;
+    st.panel.hidden = !span;
+    if (span) {
+      renderSpanPanel(st.panel, span, { model: st.model, color: st.color, traceCpid: st.data.cpid,
+        onClose: () => {
+          setParam('span', null);
+          st.sub.select(null);
+          showSpan(null);
+        } });
+    }
+  }
+
+  /* A selection goes into the URL without a hashchange (nothing to re-render). */
+  function setParam(name, value) {
+    st.route = withParams(st.route, { [name]: value ?? undefined });
+    replaceHash(formatRoute(st.route));
+  }
+
+  function startLive() {
+    st.poller = createPoller({
+      load: () => ctx.api.trace(st.data.cpid, { signal: st.abort.signal }),
+      onData: (data) => applyData(data),
+      onState: () => drawLive(st, st.poller),
+      onError: () => st.dom.live.classList.add('lagging'),
+    });
+    const lastEnd = st.model.t0 + st.model.duration;
+    if (isRecent(lastEnd, Date.now())) st.poller.start(traceSignature(st.data));
+    drawLive(st, st.poller);
+  }
+
+  function applyData(data) {
+    st.dom.live.classList.remove('lagging');
+    st.data = data;
+    st.model = buildModel(data);
+    st.color = colorScale(st.model.services);
+    fillHeader(st);
+    if (st.route.tab === 'graph') st.sub.update(st.model, data.related);
+    else if (st.route.tab === 'waterfall') {
+      st.sub.update(st.model);
+      if (st.route.params.span) showSpan(st.route.params.span);
+    } else st.sub.update(st.model);
+  }
+
+  const onKey = (ev) => {
+    if (ev.key === 'Escape' && st.route.tab === 'waterfall' && st.route.params.span) {
+      setParam('span', null);
+      st.sub.select(null);
+      showSpan(null);
+    }
+  };
+  document.addEventListener('keydown', onKey);
+  load();
+
+  return {
+    key: `trace:${route.cpid}`,
+    update(next) {
+      st.route = next;
+      if (st.model) renderTab();
+    },
+    destroy() {
+      st.abort.abort();
+      st.poller?.stop();
+      st.sub?.destroy();
+      document.removeEventListener('keydown', onKey);
+    },
+  };
+}
+
+function groupOf(route) {
+  return route.params.group === 'component' ? 'component' : 'object';
+}
+
+function pageDom(st) {
+  const live = h('div', { class: 'live', id: 'live' });
+  const tabs = h('nav', { class: 'tabs', 'aria-label': 'Trace views' },
+    tabLink(st, 'waterfall', 'Waterfall'), tabLink(st, 'hops', 'Hops'), tabLink(st, 'graph', 'Merge graph'));
+  const head = h('header', { class: 'trace-head' });
+  const origins = h('p', { class: 'trace-origins muted', id: 'trace-origins' });
+  const body = h('div', { class: 'trace-body' });
+  const truncated = st.data.truncated
+    ? h('p', { class: 'notice', role: 'status' }, 'ripple-server cut this trace short (its query limit): some CPIDs and spans are missing.')
+    : null;
+  const root = h('section', { class: 'trace', 'aria-label': 'Trace' }, head, origins, truncated,
+    h('div', { class: 'tabbar' }, tabs, live), body);
+  return { root, head, tabs, live, body, origins };
+}
+
+function tabLink(st, tab, label) {
+  const params = tab === 'waterfall' ? { group: st.route.params.group } : {};
+  return h('a', { href: traceHref(st.data.cpid, tab, params), class: 'tab', dataset: { tab } }, label);
+}
+
+function markTabs(st) {
+  for (const a of st.dom.tabs.querySelectorAll('a')) {
+    const on = a.dataset.tab === st.route.tab;
+    a.classList.toggle('active', on);
+    if (on) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+}
+
+/* The header: who changed what, and the trace's counts. */
+function fillHeader(st) {
+  const m = st.model;
+  const ml = m.root;
+  const ob = ml?.object;
+  const objectText = ob?.kind ? objectLabel(ob.kind, ob.namespace ?? '', ob.name ?? '') : 'an object not recorded';
+  const who = ml?.component || 'unknown';
+  const rootSpan = m.spans.find((x) => x.cpid === m.cpid && x.service === who);
+  const isRoot = ml && (ml.sources ?? []).length === 0;
+  st.dom.head.replaceChildren(
+    h('div', { class: 'trace-title' },
+      h('p', { class: 'eyebrow' }, isRoot ? 'Change' : 'Merged CPID', ' ', h('code', { id: 'root-cpid', title: m.cpid }, m.cpid)),
+      h('h1', {}, h('span', { id: 'root-object' }, objectText)),
+      h('p', { class: 'trace-sub' }, 'by ', h('strong', { id: 'root-who' }, who),
+        rootSpan ? [' · ', h('code', {}, rootSpan.name)] : null,
+        ml ? ` · ${formatClock(parseTime(ml.time))}` : null)),
+    h('dl', { class: 'stats' },
+      stat('Spans', 'span-count', String(m.spans.length)),
+      stat('CPIDs', 'cpid-count', String(m.cpids.size)),
+      stat('Components', 'component-count', String(m.services.length)),
+      stat('Duration', 'duration', formatDuration(m.duration))),
+  );
+}
+
+function stat(label, id, value) {
+  return h('div', { class: 'stat' }, h('dt', {}, label), h('dd', { id }, value));
+}
+
+function toolbar(st, group) {
+  const seg = (g, label) => h('a', { href: traceHref(st.data.cpid, 'waterfall', { group: g === 'object' ? undefined : g, span: st.route.params.span }),
+    class: g === group ? 'seg active' : 'seg', 'aria-current': g === group ? 'true' : null, dataset: { group: g } }, label);
+  const counts = new Map();
+  for (const sp of st.model.spans) counts.set(sp.service, (counts.get(sp.service) ?? 0) + 1);
+  return h('div', { class: 'wf-toolbar' },
+    h('div', { class: 'segmented', role: 'group', 'aria-label': 'Group rows' }, h('span', { class: 'seg-label' }, 'Rows:'),
+      seg('object', 'By object'), seg('component', 'By component')),
+    legend(st.model.services, st.color, counts));
+}
+
+function drawLive(st, poller) {
+  const state = poller.state();
+  const el = st.dom.live;
+  el.dataset.live = state;
+  const btn = (label, fn) => h('button', { type: 'button', class: 'button small', onclick: fn }, label);
+  if (state === 'live') {
+    el.replaceChildren(h('span', { class: 'live-dot', 'aria-hidden': 'true' }), h('span', { class: 'live-text' }, 'Live'),
+      btn('Pause', () => poller.pause()));
+  } else if (state === 'paused') {
+    el.replaceChildren(h('span', { class: 'live-text muted' }, 'Paused'), btn('Resume', () => poller.resume()));
+  } else {
+    el.replaceChildren(btn('Watch for new spans', () => poller.resume()));
+  }
+}
+
+/* For a merged CPID: where it came from (its roots), shown under the header. */
+async function loadOrigins(st, api) {
+  const ml = st.model.root;
+  if (!ml || (ml.sources ?? []).length === 0) return;
+  try {
+    const o = await api.origins(st.data.cpid, { signal: st.abort.signal });
+    st.dom.origins.replaceChildren('Came from ', ...o.origins.flatMap((c, i) => [i ? ', ' : '',
+      h('a', { href: traceHref(c) }, h('code', {}, shortCpid(c)))]), '.');
+  } catch {
+    /* the header stands without it */
+  }
+}

@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createApi, apiBase, checkCpid } from '../../src/api.js';
+
+const C = '3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60';
+
+function fakeFetch(answer) {
+  const calls = [];
+  const fn = async (url, init) => {
+    calls.push({ url, init });
+    return answer(url, init);
+  };
+  return { fn, calls };
+}
+
+const json = (status, body) => ({ ok: status < 300, status, json: async () => body });
+const store = () => {
+  const m = new Map();
+  return { getItem: (k) => m.get(k) ?? null, setItem: (k, v) => m.set(k, v), removeItem: (k) => m.delete(k) };
+};
+
+test('a malformed CPID is refused before asking the server', async () => {
+  const f = fakeFetch(() => json(200, {}));
+  const api = createApi({ fetch: f.fn, storage: store() });
+  await assert.rejects(api.trace('not-a-cpid'), (e) => e.kind === 'malformed' && e.message.startsWith('"not-a-cpid" is not a CPID'));
+  assert.throws(() => checkCpid('00000000-0000-0000-0000-000000000000'), /is not a CPID/);
+  assert.equal(f.calls.length, 0);
+});
+
+test('a trace is related, mergelogs and spans of the CPID', async () => {
+  const f = fakeFetch((url) => json(200, { related: [C], mergelogs: [{ cpid: C }], spans: [], truncated: url.endsWith('spans') }));
+  const t = await createApi({ base: 'http://127.0.0.1:1', fetch: f.fn, storage: store() }).trace(C.toUpperCase());
+  assert.deepEqual(f.calls.map((c) => c.url).sort(), ['related', 'mergelogs', 'spans'].map((w) => `http://127.0.0.1:1/v1/cpids/${C}/${w}`).sort());
+  assert.equal(t.cpid, C);
+  assert.equal(t.truncated, true);
+});
+
+test('errors: 404 unknown, 400 malformed, network down, 401 auth, 404 on an endpoint missing', async () => {
+  const cases = [
+    [() => json(404, { error: 'unknown CPID' }), 'unknown', `ripple-server does not know CPID ${C}`],
+    [() => json(400, { error: 'bad' }), 'malformed', 'is not a CPID'],
+    [() => Promise.reject(new TypeError('Failed to fetch')), 'down', 'cannot reach ripple-server'],
+    [() => json(401, { error: 'token' }), 'auth', 'reader token'],
+    [() => json(503, { error: 'storage failed' }), 'server', 'answered 503'],
+  ];
+  for (const [answer, kind, text] of cases) {
+    const api = createApi({ fetch: fakeFetch(answer).fn, storage: store() });
+    await assert.rejects(api.trace(C), (e) => e.kind === kind && e.message.includes(text), kind);
+  }
+  const api = createApi({ fetch: fakeFetch(() => json(404, { error: 'no such endpoint' })).fn, storage: store() });
+  await assert.rejects(api.roots({}), (e) => e.kind === 'missing' && e.message.includes('/v1/roots'));
+});
+
+test('the token is sent as a Bearer header, never in the URL', async () => {
+  const f = fakeFetch(() => json(200, { roots: [], next: null }));
+  const api = createApi({ fetch: f.fn, storage: store() });
+  await api.roots({ limit: 5, component: '' });
+  assert.equal(f.calls[0].init.headers.Authorization, undefined);
+  assert.equal(f.calls[0].url, '/v1/roots?limit=5');
+  api.setToken('s3cret');
+  await api.objects({ kind: 'Pod', name: 'x' });
+  assert.equal(f.calls[1].init.headers.Authorization, 'Bearer s3cret');
+  assert.ok(!f.calls[1].url.includes('s3cret'));
+});
+
+test('the development API base is honoured on loopback only', () => {
+  assert.equal(apiBase('?api=http://127.0.0.1:7480'), 'http://127.0.0.1:7480');
+  assert.equal(apiBase('?api=http://localhost:7480/x'), 'http://localhost:7480');
+  assert.equal(apiBase('?api=https://evil.example'), '');
+  assert.equal(apiBase('?api=javascript:alert(1)'), '');
+  assert.equal(apiBase(''), '');
+});

@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseRoute, formatRoute, traceHref, withParams } from '../../src/route.js';
+
+const C = '3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60';
+
+test('the Find routes', () => {
+  assert.deepEqual(parseRoute(''), { view: 'find', params: {} });
+  assert.deepEqual(parseRoute('#/'), { view: 'find', params: {} });
+  assert.deepEqual(parseRoute('#/find?kind=Deployment&name=web&namespace='), { view: 'find', params: { kind: 'Deployment', name: 'web' } });
+});
+
+test('the trace routes: tab from the path, group, span and select from the query', () => {
+  assert.deepEqual(parseRoute(`#/trace/${C}`), { view: 'trace', cpid: C, tab: 'waterfall', params: {} });
+  assert.deepEqual(parseRoute(`#/trace/${C}?group=component&span=00000000000000ab`),
+    { view: 'trace', cpid: C, tab: 'waterfall', params: { group: 'component', span: '00000000000000ab' } });
+  assert.equal(parseRoute(`#/trace/${C}/hops`).tab, 'hops');
+  assert.deepEqual(parseRoute(`#/trace/${C}/graph?select=${C}`).params, { select: C });
+});
+
+test('unknown paths and tabs are notfound; a bad CPID is kept for the view to explain', () => {
+  assert.equal(parseRoute('#/nowhere').view, 'notfound');
+  assert.equal(parseRoute(`#/trace/${C}/flame`).view, 'notfound');
+  assert.equal(parseRoute('#/trace/not%20a%20cpid').cpid, 'not a cpid');
+  assert.equal(parseRoute('#/trace/%E0%A4%A').cpid, '%E0%A4%A');
+});
+
+test('formatRoute is the inverse of parseRoute', () => {
+  for (const hash of ['#/', '#/find?kind=Pod&name=x', `#/trace/${C}`, `#/trace/${C}/hops`,
+    `#/trace/${C}/graph?select=${C}`, `#/trace/${C}?group=component&span=ab`]) {
+    assert.equal(formatRoute(parseRoute(hash)), hash);
+  }
+});
+
+test('links and parameter changes', () => {
+  assert.equal(traceHref(C), `#/trace/${C}`);
+  assert.equal(traceHref(C, 'waterfall', { group: 'component', span: undefined }), `#/trace/${C}?group=component`);
+  const r = withParams(parseRoute(`#/trace/${C}?span=ab`), { span: undefined, group: 'component' });
+  assert.equal(formatRoute(r), `#/trace/${C}?group=component`);
+});
