@@ -35,9 +35,9 @@ static int run_e2e(const char *cpid, const char *const *extra) {
   assert_non_null(src);
   char script[512];
   snprintf(script, sizeof script, "%s/web/test/e2e/run.mjs", src);
-  const char *argv[16] = {"node", script, "--server", cl.trace, "--cpid", cpid};
+  const char *argv[24] = {"node", script, "--server", cl.trace, "--cpid", cpid};
   size_t n = 6;
-  for (; extra && *extra && n < 15; extra++) argv[n++] = *extra;
+  for (; extra && *extra && n < 23; extra++) argv[n++] = *extra;
   argv[n] = NULL;
   pid_t pid;
   int rc = posix_spawnp(&pid, "node", NULL, NULL, (char *const *)argv, environ);
@@ -94,10 +94,29 @@ static void test_dashboard_on_a_scale(void **state) {
   assert_int_equal(in, 0);
   assert_int_equal(cl_count(spans, "update deployments", "db", NULL), 0);
 
-  /* The browser: every view of the scale's trace, the Find page (which must
-   * list both scales, db's too, as separate roots), bad input and a server
-   * that goes away. */
-  assert_int_equal(run_e2e(c_scale, NULL), 0);
+  /* The browser: every view of the scale's trace compared with the API, the
+   * rows only the cluster knows (the Deployment on top, its ReplicaSet under
+   * it, the 3 new Pods under that and the creates by generateName in a row of
+   * their own; nothing of db), the Find page, bad input and a server that
+   * goes away. */
+  char e[5][160];
+  snprintf(e[0], sizeof e[0], "Deployment/%s/web@0=1", cl.ns);
+  snprintf(e[1], sizeof e[1], "ReplicaSet/%s/web-*@1=1", cl.ns);
+  snprintf(e[2], sizeof e[2], "Pod/%s/web-*@2=3", cl.ns);
+  snprintf(e[3], sizeof e[3], "Pod/%s/(created)*@2=1", cl.ns);
+  snprintf(e[4], sizeof e[4], "*/%s/db*=0", cl.ns);
+  const char *extra[] = {"--expect-rows",
+                         e[0],
+                         "--expect-rows",
+                         e[1],
+                         "--expect-rows",
+                         e[2],
+                         "--expect-rows",
+                         e[3],
+                         "--expect-rows",
+                         e[4],
+                         NULL};
+  assert_int_equal(run_e2e(c_scale, extra), 0);
   json_decref(j);
   json_decref(web);
   json_decref(db);

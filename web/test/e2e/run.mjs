@@ -4,10 +4,12 @@
  * the dashboard and has the trace of CPID:
  *
  *   node test/e2e/run.mjs --server URL --cpid CPID [--max-render-ms N] [--skip-token]
+ *                         [--expect-rows GLOB[@DEPTH]=N ...]
  *
  * Prints one line per check and "N passed, N failed" at the end; exits 1 on the first
  * failed check, with what was wrong. With --max-render-ms, the trace must render within
- * that many milliseconds of navigation (the benchmark of large traces).
+ * that many milliseconds of navigation (the benchmark of large traces). Each
+ * --expect-rows names rows the caller knows the cluster made (checkRows in views.mjs).
  */
 import { parseArgs } from 'node:util';
 import { openBrowser } from './browser.mjs';
@@ -16,6 +18,7 @@ import * as views from './views.mjs';
 const { values: opt } = parseArgs({ options: {
   server: { type: 'string' }, cpid: { type: 'string' }, 'max-render-ms': { type: 'string' },
   'skip-token': { type: 'boolean', default: false },
+  'expect-rows': { type: 'string', multiple: true, default: [] },
 } });
 if (!opt.server || !opt.cpid) {
   process.stderr.write('usage: run.mjs --server URL --cpid CPID [--max-render-ms N]\n');
@@ -44,6 +47,7 @@ async function main() {
     }
   };
   await check('waterfall: header and rows match the API', async () => `${await views.checkWaterfall(page, base, exp)} rows on screen`);
+  if (opt['expect-rows'].length) await check('waterfall: the rows the cluster made', () => views.checkRows(page, base, exp, opt['expect-rows']));
   await check('waterfall: selecting a span, deep link', () => views.checkSelection(page, base, exp));
   await check('waterfall: grouped by component', () => views.checkByComponent(page, base, exp));
   await check('hops table', () => views.checkHops(page, base, exp));

@@ -60,7 +60,7 @@ function ownerKey(owner, ns) {
   return `${owner.slice(0, i)}/${ns}/${owner.slice(i + 1)}`;
 }
 
-async function rowsOnPage(page) {
+export async function rowsOnPage(page) {
   return page.$$eval('.wf-row', (els) => els.map((e) => ({
     key: e.dataset.row, depth: Number(e.dataset.depth),
     bars: [...e.querySelectorAll('[data-span]')].map((b) => b.dataset.span),
@@ -116,6 +116,26 @@ export async function checkWaterfall(page, base, exp) {
 }
 
 /* Clicking a bar selects it: the URL carries &span=, the panel shows its attributes. */
+/*
+ * What the test knows of the cluster, beyond what the API says: each expectation
+ * "GLOB[@DEPTH]=N" (a row key with * for any characters, at that depth when given)
+ * must match exactly N rows of the waterfall of exp.cpid (all rows expanded).
+ */
+export async function checkRows(page, base, exp, expectations) {
+  await open(page, `${base}/#/trace/${exp.cpid}`, 'trace');
+  const rows = await rowsOnPage(page);
+  const notes = [];
+  for (const e of expectations) {
+    const m = /^(.+?)(?:@(\d+))?=(\d+)$/.exec(e);
+    assert(m, `expectation "${e}" is not GLOB[@DEPTH]=N`);
+    const re = new RegExp('^' + m[1].split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*') + '$');
+    const n = rows.filter((r) => re.test(r.key) && (m[2] === undefined || r.depth === Number(m[2]))).length;
+    eq(n, Number(m[3]), `rows matching ${e}`);
+    notes.push(`${m[1]}=${n}`);
+  }
+  return notes.join(', ');
+}
+
 export async function checkSelection(page, base, exp) {
   await open(page, `${base}/#/trace/${exp.cpid}`, 'trace');
   const id = await page.evaluate(() => [...document.querySelectorAll('.wf-row [data-span]')].find((b) => {

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The dashboard's large-trace benchmark (issue 13): a trace of 10,000 spans over
+# 200 CPIDs must render and become interactive in under 1 s in headless Chromium
+# on this machine. Starts the real ripple-server of BUILD (serving BUILD's
+# dashboard bundle) over a fresh database, posts a synthetic Deployment scale
+# cascade of that size (web/test/fixtures/gen-trace.mjs, seeded), and times the
+# trace view in new browsers (web/test/bench/trace-render.mjs). No cluster.
+# Usage: bench/bench-dashboard.sh [--build DIR] [--runs N] [--spans N] [--cpids N]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build/release" runs=7 spans=10000 cpids=200
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --build) build=$(cd "$2" && pwd); shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --spans) spans=$2; shift 2 ;;
+    --cpids) cpids=$2; shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--runs N] [--spans N] [--cpids N]" >&2; exit 2 ;;
+  esac
+done
+[[ -x $build/bin/ripple-server ]] || { echo "bench-dashboard: no $build/bin/ripple-server (make build)" >&2; exit 1; }
+[[ -f $build/share/ripple/web/index.html ]] || { echo "bench-dashboard: no dashboard bundle in $build (make build)" >&2; exit 1; }
+work=$(mktemp -d /tmp/ripple-bench-dash.XXXXXX)
+pid=
+finish() {
+  [[ -n $pid ]] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+  rm -rf "$work"
+}
+trap finish EXIT
+
+"$build/bin/ripple-server" --listen 127.0.0.1:0 --db "$work/trace.db" 2>"$work/server.log" &
+pid=$!
+port=
+for _ in $(seq 200); do
+  port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log")
+  [[ -n $port ]] && break
+  sleep 0.05
+done
+[[ -n $port ]] || { echo "bench-dashboard: ripple-server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+server="http://127.0.0.1:$port"
+trace=$(node "$root/web/test/fixtures/gen-trace.mjs" --server "$server" --spans "$spans" --cpids "$cpids" --seed 2)
+cpid=$(printf '%s' "$trace" | sed -n 's/.*"root": *"\([0-9a-f-]*\)".*/\1/p')
+[[ -n $cpid ]] || { echo "bench-dashboard: gen-trace printed no root: $trace" >&2; exit 1; }
+echo "dashboard, a trace of $spans spans over $cpids CPIDs (root $cpid), $(nproc) cores, chromium $(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}')"
+node "$root/web/test/bench/trace-render.mjs" --server "$server" --cpid "$cpid" --runs "$runs"
