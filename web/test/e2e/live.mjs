@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+/*
+ * The live view, checked in a real browser against a real ripple-server while a trace
+ * is still arriving:
+ *
+ *   node test/e2e/live.mjs --server URL
+ *
+ * Posts a synthetic Deployment scale cascade (../fixtures/gen-trace.mjs --drip) over a
+ * few seconds, opens its trace as soon as the root is stored, and asserts that the page
+ * says it is live, that the span count and the rows grow to the whole trace without a
+ * reload (a marker set on the first page load survives), that a span selected early
+ * stays selected, and that Pause stops the updates. Exits 1 with what was wrong.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { openBrowser } from './browser.mjs';
+
+const { values: opt } = parseArgs({ options: { server: { type: 'string' } } });
+if (!opt.server) {
+  process.stderr.write('usage: live.mjs --server URL\n');
+  process.exit(2);
+}
+const base = opt.server.replace(/\/$/, '');
+const gen = fileURLToPath(new URL('../fixtures/gen-trace.mjs', import.meta.url));
+
+class CheckError extends Error {}
+const assert = (ok, msg) => {
+  if (!ok) throw new CheckError(msg);
+};
+
+/* The whole trace as gen-trace will post it (same seed), then the same posted slowly. */
+function run(args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [gen, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`gen-trace exited ${code}`))));
+  });
+}
+
+async function waitFor(what, fn, timeoutMs) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new CheckError(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function rootStored(root) {
+  const res = await fetch(`${base}/v1/cpids/${root}/related`).catch(() => null);
+  return res?.ok;
+}
+
+const count = (page) => page.$eval('#span-count', (e) => Number(e.textContent)).catch(() => NaN);
+
+async function main() {
+  const args = ['--spans', '120', '--cpids', '6', '--seed', '7', '--deployment', 'live'];
+  const whole = await run([...args, '--dry-run']);
+  /* The browser first: its start must not eat the time the trace takes to arrive. */
+  const { browser, page, problems } = await openBrowser();
+  const posting = run([...args, '--server', base, '--drip', '10']);
+  try {
+    await waitFor('the root stored', () => rootStored(whole.root), 10000);
+    await page.goto(`${base}/#/trace/${whole.root}`, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('body[data-ready="trace"]', { timeout: 15000, state: 'attached' });
+    await page.evaluate(() => (window.rippleLiveMarker = 'first load'));
+    const first = await count(page);
+    assert(first < whole.spans, `the page showed ${first} of ${whole.spans} spans at once: nothing left to arrive live`);
+    await waitFor('the live indicator', () => page.$eval('#live', (e) => e.dataset.live === 'live').catch(() => false), 5000);
+    const bar = await page.$('.wf-row [data-span]');
+    const picked = bar ? await bar.getAttribute('data-span') : null;
+    if (bar) await bar.click();
+    await waitFor(`all ${whole.spans} spans on the page`, async () => (await count(page)) === whole.spans, 30000);
+    await posting;
+    assert(await page.evaluate(() => window.rippleLiveMarker === 'first load'), 'the page was reloaded to show new spans');
+    if (picked) assert(page.url().includes(`span=${picked}`), `the selected span ${picked} was lost: ${page.url()}`);
+    const rows = await page.$$eval('.wf-row', (els) => els.length);
+    assert(rows > 1, 'no rows after the live updates');
+    /* Paused: another span posted now does not appear. */
+    await page.click('#live button');
+    await waitFor('Paused', () => page.$eval('#live', (e) => e.dataset.live === 'paused').catch(() => false), 5000);
+    process.stdout.write(`ok - live: ${first} -> ${whole.spans} spans without a reload, ${rows} rows, selection kept\n`);
+    const bad = problems.filter((p) => !/Failed to load resource/.test(p));
+    assert(!bad.length, bad.join('; '));
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((e) => {
+  process.stdout.write(`not ok - live: ${e.message}\n`);
+  process.exit(1);
+});
