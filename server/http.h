@@ -27,4 +27,8 @@ int http_start(srv_t *srv, const http_opts_t *o, http_t **out, char *err, size_t
 uint16_t http_port(const http_t *h);
 void http_stop(http_t *h);
 
+/* Does an Accept-Encoding header's value (NULL: absent) take gzip: listed,
+ * any case, with a q that is not 0? */
+int http_gzip_wanted(const char *accept_encoding);
+
 #endif

@@ -101,16 +101,6 @@ static int found_root(void *ud, uint64_t seq, int64_t time, const ripple_cpid_t 
   return c->out->oom ? RIPPLE_ENOMEM : RIPPLE_OK;
 }
 
-/* A cursor is "<time>.<seq>" of the last root returned: opaque to clients. */
-static int parse_cursor(const char *cursor, int64_t *time, int64_t *seq) {
-  char *end;
-  *time = strtoll(cursor, &end, 10);
-  if (end == cursor || *end != '.') return RIPPLE_EINVAL;
-  const char *p = end + 1;
-  *seq = strtoll(p, &end, 10);
-  return end == p || *end ? RIPPLE_EINVAL : RIPPLE_OK;
-}
-
 int srv_search_roots(srv_t *s, const srv_root_search_t *q, sbuf_t *out, char *err, size_t errcap) {
   store_root_query_t sq = {.since = q->since,
                            .before_time = q->until ? q->until : INT64_MAX,
@@ -120,7 +110,7 @@ int srv_search_roots(srv_t *s, const srv_root_search_t *q, sbuf_t *out, char *er
                            .kind = q->kind,
                            .name = q->name,
                            .limit = q->limit};
-  if (q->cursor && *q->cursor && parse_cursor(q->cursor, &sq.before_time, &sq.before_seq)) {
+  if (q->cursor && *q->cursor && srv_cursor_parse(q->cursor, &sq.before_time, &sq.before_seq)) {
     snprintf(err, errcap, "cursor '%.64s' is not one this server handed out", q->cursor);
     return 400;
   }

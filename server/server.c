@@ -10,6 +10,7 @@
 #include "ripplex/sbuf.h"
 #include "ripplex/wire.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,18 +355,25 @@ int srv_roots(srv_t *s, const char *uid, size_t limit, sbuf_t *out) {
   return rc == RIPPLE_OK ? 200 : 503;
 }
 
-/* Cursors are "<time>.<seq>" of the last record returned: opaque to clients. */
+int srv_cursor_parse(const char *s, int64_t *time, int64_t *seq) {
+  if (!(s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))) return RIPPLE_EINVAL;
+  char *end;
+  errno = 0;
+  *time = strtoll(s, &end, 10);
+  if (end == s || *end != '.' || errno) return RIPPLE_EINVAL;
+  const char *p = end + 1;
+  if (!(p[0] == '-' || (p[0] >= '0' && p[0] <= '9'))) return RIPPLE_EINVAL;
+  *seq = strtoll(p, &end, 10);
+  return end == p || *end || errno ? RIPPLE_EINVAL : RIPPLE_OK;
+}
+
 int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char *cursor,
              size_t limit, sbuf_t *out, char *err, size_t errcap) {
   /* Start after (since - 1, any row): the first page includes `since`. */
   int64_t at = since == INT64_MIN ? INT64_MIN : since - 1, aseq = INT64_MAX;
-  if (cursor && *cursor) {
-    char *end;
-    at = strtoll(cursor, &end, 10);
-    if (*end != '.' || (aseq = strtoll(end + 1, &end, 10), *end)) {
-      snprintf(err, errcap, "cursor '%.64s' is not one this server handed out", cursor);
-      return 400;
-    }
+  if (cursor && *cursor && srv_cursor_parse(cursor, &at, &aseq) != RIPPLE_OK) {
+    snprintf(err, errcap, "cursor '%.64s' is not one this server handed out", cursor);
+    return 400;
   }
   const char *key = kind == DEC_MERGELOGS ? "mergelogs" : "spans";
   size_t count;

@@ -3,14 +3,17 @@
  * traces"): GET /v1/objects (an object's recent CPIDs) and GET /v1/roots
  * (root search with a summary of each cascade), through the real server in
  * this process (server_rig.h), across restarts, retention and a database
- * written before the object columns existed. The object index itself
+ * written before the object columns existed; large answers compressed for
+ * clients that take gzip. The object index itself
  * (objects.h) is also tested on its own: its bounds and ordering.
  */
+#include <curl/curl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "http_client.h"
@@ -294,6 +297,98 @@ static void test_search_older_database(void **state) {
   expect_objects(r, "?name=db-0", "Pod/demo/db-0=44:1");
 }
 
+/* ---- large answers compressed --------------------------------------------------- */
+
+typedef struct got {
+  char *body;
+  size_t len;
+  int gzip; /* Content-Encoding: gzip was sent */
+} got_t;
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
+  got_t *g = ud;
+  char *b = realloc(g->body, g->len + sz * n + 1);
+  assert_non_null(b);
+  memcpy(b + g->len, p, sz * n);
+  g->body = b;
+  g->len += sz * n;
+  g->body[g->len] = '\0';
+  return sz * n;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud) {
+  if (!strncasecmp(p, "Content-Encoding: gzip", 22)) ((got_t *)ud)->gzip = 1;
+  return sz * n;
+}
+
+/* GET url with accept as the Accept-Encoding header (NULL: none); decode
+ * says whether curl undoes the encoding. */
+static got_t get_encoded(const char *url, const char *accept, int decode) {
+  got_t g = {0};
+  CURL *c = curl_easy_init();
+  struct curl_slist *h = NULL;
+  char line[128];
+  if (accept) {
+    snprintf(line, sizeof line, "Accept-Encoding: %s", accept);
+    h = curl_slist_append(h, line);
+  }
+  if (decode) curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+  curl_easy_setopt(c, CURLOPT_HTTP_CONTENT_DECODING, (long)decode);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &g);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &g);
+  assert_int_equal(curl_easy_perform(c), CURLE_OK);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  return g;
+}
+
+/* An answer of more than 16 KiB goes gzip'd to a client that takes gzip, the
+ * same bytes once decoded; plain to one that does not, or refuses it (q=0);
+ * a small answer always plain. */
+static void test_large_answers_gzip(void **state) {
+  rig_t *r = *state;
+  rig_open(r);
+  char body[64 * 1024];
+  size_t n = (size_t)snprintf(body, sizeof body, "[");
+  for (int i = 0; i < 200; i++)
+    n += (size_t)snprintf(body + n, sizeof body - n,
+                          "%s{\"cpid\":\"" C1
+                          "\",\"span_id\":\"%016x\",\"service\":\"s\","
+                          "\"name\":\"n\",\"start\":\"" T("01") "\",\"end\":\"" T("02") "\"}",
+                          i ? "," : "", i + 1);
+  snprintf(body + n, sizeof body - n, "]");
+  post_ok(r, "spans", body);
+  char url[256];
+  snprintf(url, sizeof url, "%s/v1/cpids/" C1 "/spans", r->base);
+  got_t plain = get_encoded(url, NULL, 0);
+  assert_false(plain.gzip);
+  assert_true(plain.len > 16384);
+  got_t raw = get_encoded(url, "gzip, deflate, br", 0);
+  assert_true(raw.gzip);
+  assert_true(raw.len < plain.len / 4);
+  assert_int_equal((unsigned char)raw.body[0], 0x1f);
+  assert_int_equal((unsigned char)raw.body[1], 0x8b);
+  got_t dec = get_encoded(url, NULL, 1);
+  assert_true(dec.gzip);
+  assert_int_equal(dec.len, plain.len);
+  assert_memory_equal(dec.body, plain.body, plain.len);
+  got_t refused = get_encoded(url, "gzip;q=0, identity", 0);
+  assert_false(refused.gzip);
+  assert_int_equal(refused.len, plain.len);
+  snprintf(url, sizeof url, "%s/v1/cpids/" C1 "/related", r->base);
+  got_t small = get_encoded(url, "gzip", 0);
+  assert_false(small.gzip);
+  free(plain.body);
+  free(raw.body);
+  free(dec.body);
+  free(refused.body);
+  free(small.body);
+}
+
 /* ---- the index on its own ------------------------------------------------------ */
 
 static ripple_cpid_t cpid_n(unsigned n) {
@@ -363,6 +458,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_search_bad_requests, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_search_retention, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_search_older_database, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_large_answers_gzip, rig_setup, rig_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,56 @@
+/*
+ * fuzz_query.c - libFuzzer target for what the trace server reads from a
+ * request besides its body: a page cursor (GET /v1/mergelogs, /v1/spans,
+ * /v1/roots) and the Accept-Encoding header (whether a large answer goes
+ * gzip'd). Both come from any client.
+ *
+ * The first byte picks the parser by its low bit; the rest, up to a NUL, is
+ * the text. Properties: neither crashes nor reads past the text; a cursor
+ * that parses is two integers that print back as a cursor that parses to
+ * the same two; a header that wants gzip still does with ", identity"
+ * appended, and "gzip;q=0" alone never does.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "server.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void cursor(const char *s) {
+  int64_t t, q;
+  if (srv_cursor_parse(s, &t, &q) != RIPPLE_OK) return;
+  char again[64];
+  snprintf(again, sizeof again, "%" PRId64 ".%" PRId64, t, q);
+  int64_t t2, q2;
+  if (srv_cursor_parse(again, &t2, &q2) != RIPPLE_OK || t2 != t || q2 != q) abort();
+}
+
+static void accept_encoding(const char *s) {
+  int want = http_gzip_wanted(s);
+  size_t n = strlen(s);
+  char *more = malloc(n + 16);
+  if (!more) return;
+  memcpy(more, s, n);
+  memcpy(more + n, ", identity", 11);
+  if (want && !http_gzip_wanted(more)) abort();
+  free(more);
+  if (http_gzip_wanted("gzip;q=0") || !http_gzip_wanted("gzip")) abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1) return 0;
+  char *s = malloc(size);
+  if (!s) return 0;
+  memcpy(s, data + 1, size - 1);
+  s[size - 1] = '\0';
+  if (data[0] & 1)
+    accept_encoding(s);
+  else
+    cursor(s);
+  free(s);
+  return 0;
+}
