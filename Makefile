@@ -4,7 +4,7 @@
 #   make demo    set everything up and run the main demo
 #   make test    set everything up and run every test (also under ASan/UBSan and TSan)
 #   make bench   run the benchmarks (library, simulation, the lab's paper-1 scenario,
-#                the webhook, the guard, the trace server)
+#                the webhook, the guard, the dashboard, the trace server)
 #   make reproduce  run the papers' scenarios on the lab and analyse them
 #   make lint    clang-format, clang-tidy and cppcheck
 #   make fuzz    run the fuzzers for longer (FUZZ_SECONDS each)
@@ -83,6 +83,7 @@ bench: build lab
 	@scripts/with-lab lab/bench-paper1.sh
 	@scripts/with-lab bench/bench-webhook.sh --build $(BUILD)/release
 	@scripts/with-lab bench/bench-guard.sh --build $(BUILD)/release
+	@bench/bench-dashboard.sh --build $(BUILD)/release
 	@$(BUILD)/release/bench/bench_server
 	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/bin/ripple-server
 

@@ -21,23 +21,17 @@ done
 [[ -x $build/bin/ripple-server ]] || { echo "bench-dashboard: no $build/bin/ripple-server (make build)" >&2; exit 1; }
 [[ -f $build/share/ripple/web/index.html ]] || { echo "bench-dashboard: no dashboard bundle in $build (make build)" >&2; exit 1; }
 work=$(mktemp -d /tmp/ripple-bench-dash.XXXXXX)
-pid=
+server_pid=
 finish() {
-  [[ -n $pid ]] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+  [[ -n $server_pid ]] && { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
   rm -rf "$work"
 }
 trap finish EXIT
 
-"$build/bin/ripple-server" --listen 127.0.0.1:0 --db "$work/trace.db" 2>"$work/server.log" &
-pid=$!
-port=
-for _ in $(seq 200); do
-  port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log")
-  [[ -n $port ]] && break
-  sleep 0.05
-done
-[[ -n $port ]] || { echo "bench-dashboard: ripple-server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
-server="http://127.0.0.1:$port"
+# shellcheck source=scripts/server-up.sh
+. "$root/scripts/server-up.sh"
+server_up "$build/bin/ripple-server" "$work"
+server=$server_url
 trace=$(node "$root/web/test/fixtures/gen-trace.mjs" --server "$server" --spans "$spans" --cpids "$cpids" --seed 2)
 cpid=$(printf '%s' "$trace" | sed -n 's/.*"root": *"\([0-9a-f-]*\)".*/\1/p')
 [[ -n $cpid ]] || { echo "bench-dashboard: gen-trace printed no root: $trace" >&2; exit 1; }

@@ -3,6 +3,7 @@
  */
 #include "server_rig.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -37,6 +38,24 @@ void rig_close(rig_t *r) {
   http_stop(r->h);
   srv_close(&r->srv);
   r->h = NULL;
+}
+
+void rig_first_database(rig_t *r, const char *rows) {
+  static const char *schema =
+      "PRAGMA journal_mode=WAL;"
+      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+      "INSERT INTO meta VALUES('schema', '1');"
+      "CREATE TABLE mergelogs(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
+      "  time INTEGER NOT NULL, sources BLOB NOT NULL, body TEXT NOT NULL);"
+      "CREATE INDEX mergelogs_time ON mergelogs(time);"
+      "CREATE TABLE spans(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
+      "  start INTEGER NOT NULL, body TEXT NOT NULL);"
+      "CREATE INDEX spans_start ON spans(start);";
+  sqlite3 *d = NULL;
+  assert_int_equal(sqlite3_open(r->db, &d), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(d, schema, NULL, NULL, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(d, rows, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(d);
 }
 
 int rig_teardown(void **state) {

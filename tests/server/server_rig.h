@@ -25,6 +25,10 @@ rig_t *rig_new(void);
 void rig_open(rig_t *r);
 /* Stop listening and close the database. */
 void rig_close(rig_t *r);
+/* Write r's database as the first server wrote it (schema 1 without the
+ * roots table and the object columns), with rows (SQL INSERTs, may be ""),
+ * before the rig is opened: how the tests see an older database upgraded. */
+void rig_first_database(rig_t *r, const char *rows);
 /* cmocka teardown of a rig in *state: closed if open, its directory removed. */
 int rig_teardown(void **state);
 

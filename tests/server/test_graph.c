@@ -165,7 +165,8 @@ static void spans_per_vertex(void **state) {
   assert_int_equal(graph_new(&g), RIPPLE_OK);
   ripple_cpid_t c = C(7);
   uint64_t want[] = {502, 501, 500}; /* most recent first */
-  for (int i = 0; i < 3; i++) assert_int_equal(graph_add_span(g, &c, 10 + i, 10 + i, 500 + i), RIPPLE_OK);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(graph_add_span(g, &c, 10 + i, 10 + i, 500 + i), RIPPLE_OK);
   /* A span of an unknown CPID makes a vertex without a mergelog. */
   assert_int_equal(graph_vertices(g), 1);
   assert_int_equal(graph_spans(g), 3);

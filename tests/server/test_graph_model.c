@@ -78,7 +78,8 @@ static void index_churn(void **state) {
     for (uint32_t k = (uint32_t)(rnd(&s) % CHURN); live < target; k = (k + 7919) % CHURN) {
       if (churn_in[k]) continue;
       ripple_cpid_t c = tagged(k);
-      assert_int_equal(graph_add_span(g, &c, (int64_t)(rnd(&s) % 100000), (int64_t)(rnd(&s) % 100000), k + 1), RIPPLE_OK);
+      int64_t t = (int64_t)(rnd(&s) % 100000);
+      assert_int_equal(graph_add_span(g, &c, t, t, k + 1), RIPPLE_OK);
       churn_in[k] = 1;
       live++;
     }

@@ -234,25 +234,13 @@ static void test_roots_retention(void **state) {
  * roots are not indexed (nothing is rebuilt), and new ones are. */
 static void test_roots_older_database(void **state) {
   rig_t *r = *state;
-  sqlite3 *d = NULL;
-  assert_int_equal(sqlite3_open(r->db, &d), SQLITE_OK);
-  static const char *old =
-      "PRAGMA journal_mode=WAL;"
-      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-      "INSERT INTO meta VALUES('schema', '1');"
-      "CREATE TABLE mergelogs(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
-      "  time INTEGER NOT NULL, sources BLOB NOT NULL, body TEXT NOT NULL);"
-      "CREATE INDEX mergelogs_time ON mergelogs(time);"
-      "CREATE TABLE spans(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
-      "  start INTEGER NOT NULL, body TEXT NOT NULL);"
-      "CREATE INDEX spans_start ON spans(start);"
+  static const char *rows =
       "INSERT INTO mergelogs(cpid, time, sources, body) VALUES("
       "  x'44444444444444448444444444444444', 1, x'',"
       "  '{\"cpid\":\"" R4
       "\",\"sources\":[],\"time\":\"1970-01-01T00:00:00.000000001Z\","
       "\"object\":{\"uid\":\"" U1 "\"}}');";
-  assert_int_equal(sqlite3_exec(d, old, NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(d);
+  rig_first_database(r, rows);
   rig_open(r);
   json_t *j = hc_get_json(r->base, "/v1/cpids/" R4 "/mergelogs", 200); /* the old record is read */
   assert_non_null(j);

@@ -9,7 +9,6 @@
  */
 #include <curl/curl.h>
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,18 +261,7 @@ static void test_search_retention(void **state) {
  * and filled from the stored bodies, so old records are found too. */
 static void test_search_older_database(void **state) {
   rig_t *r = *state;
-  sqlite3 *d = NULL;
-  assert_int_equal(sqlite3_open(r->db, &d), SQLITE_OK);
-  static const char *old =
-      "PRAGMA journal_mode=WAL;"
-      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-      "INSERT INTO meta VALUES('schema', '1');"
-      "CREATE TABLE mergelogs(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
-      "  time INTEGER NOT NULL, sources BLOB NOT NULL, body TEXT NOT NULL);"
-      "CREATE INDEX mergelogs_time ON mergelogs(time);"
-      "CREATE TABLE spans(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
-      "  start INTEGER NOT NULL, body TEXT NOT NULL);"
-      "CREATE INDEX spans_start ON spans(start);"
+  static const char *rows =
       "INSERT INTO mergelogs(cpid, time, sources, body) VALUES("
       "  x'44444444444444448444444444444444', 1, x'',"
       "  '{\"cpid\":\"" C4
@@ -287,8 +275,7 @@ static void test_search_older_database(void **state) {
       "\"name\":\"n\",\"start\":\"1970-01-01T00:00:00.000000002Z\","
       "\"end\":\"1970-01-01T00:00:00.000000002Z\",\"attributes\":{\"kind\":\"Pod\","
       "\"namespace\":\"demo\",\"name\":\"db-0\"}}');";
-  assert_int_equal(sqlite3_exec(d, old, NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_close(d);
+  rig_first_database(r, rows);
   rig_open(r);
   expect_roots(r, "?component=bob", "44(1,1)");
   expect_objects(r, "?namespace=demo", "Pod/demo/db-0=44:1;Deployment/demo/db=44:1");

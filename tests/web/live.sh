@@ -8,20 +8,14 @@ set -euo pipefail
 bin=${1:?usage: live.sh RIPPLE_SERVER_BIN SOURCE_DIR}
 src=${2:?usage: live.sh RIPPLE_SERVER_BIN SOURCE_DIR}
 work=$(mktemp -d /tmp/ripple-web-live.XXXXXX)
-pid=
+server_pid=
 finish() {
-  [[ -n $pid ]] && { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
+  [[ -n $server_pid ]] && { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; }
   rm -rf "$work"
 }
 trap finish EXIT
-"$bin" --listen 127.0.0.1:0 --db "$work/trace.db" 2>"$work/server.log" &
-pid=$!
-port=
-for _ in $(seq 200); do
-  port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log")
-  [[ -n $port ]] && break
-  sleep 0.05
-done
-[[ -n $port ]] || { echo "live.sh: ripple-server did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+# shellcheck source=scripts/server-up.sh
+. "$src/scripts/server-up.sh"
+server_up "$bin" "$work"
 grep -q 'event=dashboard ' "$work/server.log" || { echo "live.sh: the server has no dashboard bundle:" >&2; cat "$work/server.log" >&2; exit 1; }
-node "$src/web/test/e2e/live.mjs" --server "http://127.0.0.1:$port"
+node "$src/web/test/e2e/live.mjs" --server "$server_url"
