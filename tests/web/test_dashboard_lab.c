@@ -98,7 +98,7 @@ static void test_dashboard_on_a_scale(void **state) {
    * rows only the cluster knows (the Deployment on top, its ReplicaSet under
    * it, the 3 new Pods under that and the creates by generateName in a row of
    * their own; nothing of db), the Find page, bad input and a server that
-   * goes away. */
+   * goes away (the real one: stopped under the open page). */
   char e[5][160];
   snprintf(e[0], sizeof e[0], "Deployment/%s/web@0=1", cl.ns);
   snprintf(e[1], sizeof e[1], "ReplicaSet/%s/web-*@1=1", cl.ns);
@@ -117,6 +117,7 @@ static void test_dashboard_on_a_scale(void **state) {
                          e[4],
                          NULL};
   assert_int_equal(run_e2e(c_scale, extra), 0);
+  whlab_stop(&cl.server); /* stopped by the browser check: it must have exited cleanly */
   json_decref(j);
   json_decref(web);
   json_decref(db);

@@ -4,12 +4,14 @@
  * the dashboard and has the trace of CPID:
  *
  *   node test/e2e/run.mjs --server URL --cpid CPID [--max-render-ms N] [--skip-token]
- *                         [--expect-rows GLOB[@DEPTH]=N ...]
+ *                         [--expect-rows GLOB[@DEPTH]=N ...] [--stop-server PID]
  *
  * Prints one line per check and "N passed, N failed" at the end; exits 1 on the first
  * failed check, with what was wrong. With --max-render-ms, the trace must render within
  * that many milliseconds of navigation (the benchmark of large traces). Each
  * --expect-rows names rows the caller knows the cluster made (checkRows in views.mjs).
+ * With --stop-server, the last check stops that process (the server) under the open
+ * page and expects the page to say so.
  */
 import { parseArgs } from 'node:util';
 import { openBrowser } from './browser.mjs';
@@ -19,6 +21,7 @@ const { values: opt } = parseArgs({ options: {
   server: { type: 'string' }, cpid: { type: 'string' }, 'max-render-ms': { type: 'string' },
   'skip-token': { type: 'boolean', default: false },
   'expect-rows': { type: 'string', multiple: true, default: [] },
+  'stop-server': { type: 'string' },
 } });
 if (!opt.server || !opt.cpid) {
   process.stderr.write('usage: run.mjs --server URL --cpid CPID [--max-render-ms N]\n');
@@ -61,6 +64,9 @@ async function main() {
     if (!(m.renderMs <= limit)) throw new views.CheckError(`rendered in ${m.renderMs.toFixed(0)} ms, over ${limit} ms`);
     return `${m.spans} spans, ${m.rows} rows: rendered ${m.renderMs.toFixed(0)} ms after navigation, click ${m.clickMs.toFixed(0)} ms, scroll ${m.scrollMs.toFixed(0)} ms`;
   });
+  if (opt['stop-server']) {
+    await check('the server stops under an open page', () => views.checkServerStops(page, base, exp, Number(opt['stop-server'])));
+  }
   await check('no console errors or CSP violations', async () => {
     const bad = problems.filter((p) => !EXPECTED.test(p));
     if (bad.length) throw new views.CheckError(bad.join('; '));

@@ -260,6 +260,32 @@ async function expectError(page, url, needle) {
   assert(await page.locator('.error').first().isVisible(), `${url}: the error is not visible`);
 }
 
+/*
+ * The real thing: the page open, ripple-server (process pid) stops, and the next view
+ * says it cannot reach the server (a hash change: the page is not reloaded, as when an
+ * operator clicks on after the server died). Leaves the server stopped.
+ */
+export async function checkServerStops(page, base, exp, pid) {
+  await open(page, `${base}/#/`, 'find');
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; ; i++) {
+    const up = await fetch(`${base}/healthz`).then(() => true, () => false);
+    if (!up) break;
+    assert(i < 100, `ripple-server (pid ${pid}) still answers 10 s after SIGTERM`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await page.evaluate((cpid) => {
+    delete document.body.dataset.state;
+    location.hash = `#/trace/${cpid}`;
+  }, exp.cpid);
+  await page.waitForSelector('body[data-state="error"]', { timeout: 15000, state: 'attached' }).catch(() => {
+    throw new CheckError('no error state after the server stopped');
+  });
+  const msg = (await text(page, '.error')).replace(/\s+/g, ' ');
+  assert(msg.includes('cannot reach ripple-server'), `the error says "${msg}", not that the server cannot be reached`);
+  return msg.slice(0, 80);
+}
+
 /* Unknown, malformed and nil CPIDs, and a server that does not answer. */
 export async function checkErrors(page, base) {
   let unknown;
