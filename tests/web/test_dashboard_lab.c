@@ -105,6 +105,8 @@ static void test_dashboard_on_a_scale(void **state) {
   snprintf(e[2], sizeof e[2], "Pod/%s/web-*@2=3", cl.ns);
   snprintf(e[3], sizeof e[3], "Pod/%s/(created)*@2=1", cl.ns);
   snprintf(e[4], sizeof e[4], "*/%s/db*=0", cl.ns);
+  char pid[24];
+  snprintf(pid, sizeof pid, "%ld", (long)cl.server.pid);
   const char *extra[] = {"--expect-rows",
                          e[0],
                          "--expect-rows",
@@ -115,6 +117,8 @@ static void test_dashboard_on_a_scale(void **state) {
                          e[3],
                          "--expect-rows",
                          e[4],
+                         "--stop-server",
+                         pid,
                          NULL};
   assert_int_equal(run_e2e(c_scale, extra), 0);
   whlab_stop(&cl.server); /* stopped by the browser check: it must have exited cleanly */
