@@ -7,7 +7,9 @@
  * no copy) and builds only what it needs of it. Managed fields are left out
  * of the caches (a third to a half of a Pod's size).
  *
- * The kinds the relation rules read are watched from the start. Any other
+ * The kinds the relation rules read are watched from the start, and
+ * Endpoints, whose delete the webhook writes itself when their Service goes
+ * (deletes.c: the API server deletes them without admission). Any other
  * kind is watched from the first time the engine meets it as a controlling
  * owner (an operator's custom resource): the engine's want() only queues the
  * kind, and a thread of this file resolves it through discovery and starts
@@ -29,6 +31,7 @@ static const struct {
 } base[] = {
     {"", "Pod"},
     {"", "Service"},
+    {"", "Endpoints"},
     {"apps", "ReplicaSet"},
     {"apps", "Deployment"},
     {"apps", "StatefulSet"},

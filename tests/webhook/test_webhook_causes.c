@@ -344,6 +344,93 @@ static void test_delete_namespace(void **state) {
   assert_string_equal(attr(&f->cap->sp[3], "spontaneous"), "true");
 }
 
+/* kube-apiserver deletes a Service's Endpoints itself when the Service goes,
+ * without admission (Service storage's AfterDelete): the Service's DELETE
+ * writes that span too, under the same cause, with the Endpoints' own CPID
+ * as lastCpid; an Endpoints whose delete was admitted already, or a Service
+ * that waits for finalizers, gets none; a dry run sends nothing. */
+static const char *svc_json =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\",\"namespace\":"
+    "\"d\",\"uid\":\"svc-uid\",\"annotations\":{\"cpid.ripple.dev/service\":\"1;" S_CPID "\"}}}";
+static const char *ep_json =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"web\",\"namespace\":"
+    "\"d\",\"uid\":\"ep-uid\",\"resourceVersion\":\"42\",\"annotations\":{"
+    "\"cpid.ripple.dev/endpoints\":\"1;" P_CPID "\"}},\"subsets\":[]}";
+
+static void test_delete_service_takes_endpoints(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world, ep_json);
+  admit(f, "DELETE", "kubernetes-admin", "Namespace", "namespaces", "", "d", "d", "null",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"d\","
+        "\"uid\":\"ns-uid\"}}");
+  char root[40];
+  fmt(&f->cap->ml[0].cpid, root);
+  /* The namespace controller's collection delete of services. */
+  admit(f, "DELETE", NS_SA, "Service", "services", "", "d", "", "null", svc_json);
+  assert_int_equal(f->cap->nsp, 3);
+  assert_span(f, 1, root, P_CPID, "kube-apiserver");
+  assert_string_equal(f->cap->sp[1].name, "delete endpoints");
+  assert_string_equal(attr(&f->cap->sp[1], "kind"), "Endpoints");
+  assert_string_equal(attr(&f->cap->sp[1], "namespace"), "d");
+  assert_string_equal(attr(&f->cap->sp[1], "name"), "web");
+  assert_string_equal(attr(&f->cap->sp[1], "uid"), "ep-uid");
+  assert_string_equal(attr(&f->cap->sp[1], "resourceVersion"), "42");
+  assert_string_equal(attr(&f->cap->sp[1], "user"), "system:apiserver");
+  assert_string_equal(attr(&f->cap->sp[1], "operation"), "DELETE");
+  assert_span(f, 2, root, S_CPID, "namespace-controller");
+  assert_string_equal(f->cap->sp[2].name, "delete services");
+  /* The endpoints controller's delete raced it to admission: the same cause. */
+  delete_req(f, "system:serviceaccount:kube-system:endpoint-controller", "Endpoints", "endpoints",
+             "web", ep_json);
+  assert_span(f, 3, root, P_CPID, "endpoint-controller");
+  /* The same Service deleted again (the informer still has the Endpoints,
+   * whose delete is known): nothing more of the Endpoints. */
+  admit(f, "DELETE", NS_SA, "Service", "services", "", "d", "", "null", svc_json);
+  assert_int_equal(f->cap->nsp, 5);
+  assert_string_equal(f->cap->sp[4].name, "delete services");
+  assert_int_equal(f->cap->nml, 1);
+}
+
+/* The Endpoints' delete was admitted first (the namespace controller visited
+ * endpoints before services): the Service's DELETE adds nothing. A Service
+ * with a finalizer, and a dry run, add nothing either; without an Endpoints
+ * of its name there is nothing to add. */
+static void test_delete_service_endpoints_once(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world, ep_json);
+  delete_req(f, NS_SA, "Endpoints", "endpoints", "web", ep_json);
+  delete_req(f, NS_SA, "Service", "services", "web", svc_json);
+  assert_int_equal(f->cap->nsp, 2);
+  assert_string_equal(f->cap->sp[1].name, "delete services");
+
+  world_set(&f->world, 0,
+            "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"lb\","
+            "\"namespace\":\"d\",\"uid\":\"ep2-uid\"}}");
+  delete_req(f, "kubernetes-admin", "Service", "services", "lb",
+             "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"lb\","
+             "\"namespace\":\"d\",\"uid\":\"lb-uid\",\"finalizers\":"
+             "[\"service.kubernetes.io/load-balancer-cleanup\"]}}");
+  assert_int_equal(f->cap->nsp, 3);
+  assert_string_equal(f->cap->sp[2].name, "delete services");
+
+  char body[4096];
+  review(body, sizeof body, "DELETE", "kubernetes-admin", "Service", "services", "", "d", "lb",
+         "null",
+         "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"lb\","
+         "\"namespace\":\"d\",\"uid\":\"lb-uid\"}}");
+  char *dry = strstr(body, "\"dryRun\":false");
+  assert_non_null(dry);
+  memcpy(dry, "\"dryRun\":true ", 14); /* as long as false */
+  post(f, body);
+  assert_int_equal(f->cap->nsp, 3);
+
+  delete_req(f, "kubernetes-admin", "Service", "services", "other",
+             "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"other\","
+             "\"namespace\":\"d\",\"uid\":\"o-uid\"}}");
+  assert_int_equal(f->cap->nsp, 4);
+  assert_string_equal(f->cap->sp[3].name, "delete services");
+}
+
 /* No cause known: the object's own last context; none at all: a
  * spontaneous root. */
 static void test_delete_without_cause(void **state) {
@@ -546,6 +633,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_delete_cascade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_after_client_root, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_namespace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_delete_service_takes_endpoints, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_delete_service_endpoints_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_without_cause, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_forgets, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hop_metrics, setup, teardown),
