@@ -20,6 +20,7 @@
 #include "ripplex/httpd.h"
 #include "ripplex/sbuf.h"
 
+#define ZLIB_CONST
 #include <zlib.h>
 
 /* Answers at least this large are compressed for clients that take gzip: a
@@ -36,7 +37,8 @@ struct http {
 };
 
 int http_gzip_wanted(const char *h) {
-  for (const char *p = h; p && *p;) {
+  if (!h) return 0;
+  for (const char *p = h; *p;) {
     while (*p == ' ' || *p == '\t' || *p == ',') p++;
     size_t n = strcspn(p, ",;");
     while (n && (p[n - 1] == ' ' || p[n - 1] == '\t')) n--;
@@ -65,7 +67,7 @@ static int gzip_encode(const char *p, size_t n, char **out, size_t *outlen) {
     deflateEnd(&z);
     return RIPPLE_ENOMEM;
   }
-  z.next_in = (Bytef *)(uintptr_t)p;
+  z.next_in = (const Bytef *)p;
   z.avail_in = (uInt)n;
   z.next_out = (Bytef *)buf;
   z.avail_out = (uInt)cap;

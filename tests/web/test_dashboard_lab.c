@@ -17,10 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cascade_lab.h"
-
-extern char **environ;
 
 static int setup(void **state) {
   (void)state;
