@@ -62,8 +62,11 @@ typedef struct dec_batch {
   sbuf_t strs; /* the records' dec_str_t strings, back to back, not terminated */
 } dec_batch_t;
 
-/* The text of a dec_str_t (not NUL-terminated; its len bytes). */
-static inline const char *dec_str(const dec_batch_t *b, dec_str_t s) { return b->strs.p + s.off; }
+/* The text of a dec_str_t (not NUL-terminated; its len bytes; "" when
+ * empty: a batch without strings has no buffer at all). */
+static inline const char *dec_str(const dec_batch_t *b, dec_str_t s) {
+  return s.len ? b->strs.p + s.off : "";
+}
 
 typedef struct dec_error {
   long index;     /* record index, or -1 for the request as a whole */
