@@ -65,6 +65,10 @@ void metrics_write(const metrics_t *m, const metrics_gauges_t *g, sbuf_t *o) {
   prom_gauge(o, "ripple_graph_spans", "Spans indexed by CPID.", (double)g->spans);
   prom_gauge(o, "ripple_graph_memory_bytes", "Memory held by the merge graph and its indexes.",
              (double)g->graph_bytes);
+  prom_gauge(o, "ripple_objects", "Objects in the object index.", (double)g->objects);
+  prom_counter(o, "ripple_objects_refused_total",
+               "Records whose object was not indexed: the object index was full.",
+               g->objects_refused);
   prom_gauge(o, "ripple_storage_bytes", "Size of the database and its WAL on disk.",
              (double)g->storage_bytes);
   prom_gauge(o, "ripple_http_connections", "Open HTTP connections.", (double)g->connections);

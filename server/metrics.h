@@ -27,6 +27,7 @@ typedef struct metrics_gauges {
   uint64_t vertices, edges, spans, graph_bytes, connections;
   int64_t storage_bytes;
   uint64_t commit_groups, rows_deleted, write_errors;
+  uint64_t objects, objects_refused; /* the object index (objects.h) */
 } metrics_gauges_t;
 void metrics_write(const metrics_t *m, const metrics_gauges_t *g, sbuf_t *out);
 

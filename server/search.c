@@ -118,9 +118,6 @@ int srv_search_roots(srv_t *s, const srv_root_search_t *q, sbuf_t *out, char *er
   int more;
   sbuf_puts(out, "{\"roots\":[");
   if (store_roots(s->store, &sq, found_root, &c, &more) != RIPPLE_OK) return 503;
-  if (more)
-    sbuf_printf(out, "],\"next\":\"%" PRId64 ".%" PRId64 "\"}", c.last_time, c.last_seq);
-  else
-    sbuf_puts(out, "],\"next\":null}");
+  srv_page_end(out, more, c.last_time, c.last_seq);
   return out->oom ? 503 : 200;
 }

@@ -382,11 +382,15 @@ int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char
   sbuf_printf(out, "{\"%s\":[", key);
   int rc = store_page(s->store, kind, at, aseq, until, limit, out, &count, &more, &nt, &ns);
   if (rc != RIPPLE_OK) return 503;
+  srv_page_end(out, more, nt, ns);
+  return 200;
+}
+
+void srv_page_end(sbuf_t *out, int more, int64_t time, int64_t seq) {
   if (more)
-    sbuf_printf(out, "],\"next\":\"%" PRId64 ".%" PRId64 "\"}", nt, ns);
+    sbuf_printf(out, "],\"next\":\"%" PRId64 ".%" PRId64 "\"}", time, seq);
   else
     sbuf_puts(out, "],\"next\":null}");
-  return 200;
 }
 
 void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out) {
@@ -396,6 +400,8 @@ void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out) {
   g.edges = graph_edges(s->g);
   g.spans = graph_spans(s->g);
   g.graph_bytes = index_memory(s);
+  g.objects = objects_count(s->objects);
+  g.objects_refused = objects_refused(s->objects);
   pthread_rwlock_unlock(&s->lock);
   store_stats_t st;
   store_stats(s->store, &st);

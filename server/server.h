@@ -53,6 +53,9 @@ int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf
 /* A cursor this server hands out ("<time>.<seq>" of the last record of a
  * page: opaque to clients) into its parts: RIPPLE_OK or RIPPLE_EINVAL. */
 int srv_cursor_parse(const char *s, int64_t *time, int64_t *seq);
+/* The end of a page's answer: `],"next":"<time>.<seq>"}` when more follow,
+ * else `],"next":null}`. */
+void srv_page_end(sbuf_t *out, int more, int64_t time, int64_t seq);
 /* A page of all mergelogs or spans, time-ordered. */
 int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char *cursor,
              size_t limit, sbuf_t *out, char *err, size_t errcap);

@@ -6,7 +6,9 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "http_client.h"
 #include "testutil.h"
 
 rig_t *rig_new(void) {
@@ -21,6 +23,20 @@ rig_t *rig_new(void) {
       .limits = {.max_records = 1000, .max_sources = 64, .max_attrs = 16, .max_string = 256}};
   r->ho = (http_opts_t){.host = "127.0.0.1", .max_body = 1 << 20, .max_connections = 64};
   return r;
+}
+
+int rig_setup(void **state) {
+  *state = rig_new();
+  return 0;
+}
+
+void rig_post(const rig_t *r, const char *what, const char *body) {
+  char url[256];
+  snprintf(url, sizeof url, "%s/v1/%s", r->base, what);
+  hc_resp_t resp;
+  assert_int_equal(hc_request("POST", url, body, strlen(body), NULL, &resp), 0);
+  if (resp.status != 200) fail_msg("POST %s: status %ld: %s", what, resp.status, resp.body);
+  hc_resp_free(&resp);
 }
 
 void rig_open(rig_t *r) {

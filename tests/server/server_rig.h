@@ -21,6 +21,10 @@ typedef struct rig {
 
 /* A rig over a fresh temporary directory, with the tests' limits; not open. */
 rig_t *rig_new(void);
+/* cmocka setup: *state = rig_new() (each test opens it itself). */
+int rig_setup(void **state);
+/* POST body to /v1/<what> ("mergelogs", "spans"); fails the test unless 200. */
+void rig_post(const rig_t *r, const char *what, const char *body);
 /* Open the database and listen (fails the test when either fails). */
 void rig_open(rig_t *r);
 /* Stop listening and close the database. */

@@ -17,11 +17,7 @@
 #include "server_rig.h"
 #include "testutil.h"
 
-/* Each test opens the server itself: some change its configuration first. */
-static int rig_setup(void **state) {
-  *state = rig_new();
-  return 0;
-}
+/* Each test opens the server itself (rig_setup): some change its configuration first. */
 
 /* ---- helpers ------------------------------------------------------------- */
 
@@ -41,15 +37,6 @@ static int rig_setup(void **state) {
   "\"name\":\"x\",\"uid\":\"" uid "\"}"
 #define ML(id, sources, time, extra) \
   "{\"cpid\":\"" id "\",\"sources\":[" sources "],\"time\":\"" time "\"" extra "}"
-
-static void post_ok(const rig_t *r, const char *body) {
-  char url[256];
-  snprintf(url, sizeof url, "%s/v1/mergelogs", r->base);
-  hc_resp_t resp;
-  assert_int_equal(hc_request("POST", url, body, strlen(body), NULL, &resp), 0);
-  if (resp.status != 200) fail_msg("POST: status %ld: %s", resp.status, resp.body);
-  hc_resp_free(&resp);
-}
 
 /* The CPIDs of GET /v1/objects/{uid}/roots<query>, newest first, joined by
  * spaces (the test compares one string). */
@@ -101,14 +88,15 @@ static void expect_status(const rig_t *r, const char *method, const char *path, 
 static void test_roots_newest_first(void **state) {
   rig_t *r = *state;
   rig_open(r);
-  post_ok(r, "[" ML(R1, "", T("1"), OBJ(U1)) "," ML(R2, "", T("5"), OBJ(U1)) "," ML(
-                 R3, "", T("2"),
-                 OBJ(U2)) "," ML(N1, "\"" R1 "\"", T("9"),
-                                 OBJ(U1)) "," ML(R4, "", T("8"),
-                                                 "") "," ML(R5, "", T("7"),
-                                                            ",\"object\":{\"kind\":\"Pod\"}") "]");
+  rig_post(r, "mergelogs",
+           "[" ML(R1, "", T("1"), OBJ(U1)) "," ML(R2, "", T("5"), OBJ(U1)) "," ML(
+               R3, "", T("2"),
+               OBJ(U2)) "," ML(N1, "\"" R1 "\"", T("9"),
+                               OBJ(U1)) "," ML(R4, "", T("8"),
+                                               "") "," ML(R5, "", T("7"),
+                                                          ",\"object\":{\"kind\":\"Pod\"}") "]");
   /* Posted later, made earlier: the order is by time, not by arrival. */
-  post_ok(r, "[" ML(R6, "", T("3"), OBJ(U1)) "]");
+  rig_post(r, "mergelogs", "[" ML(R6, "", T("3"), OBJ(U1)) "]");
 
   /* Two objects kept apart; the merge N1 (it has a source) and the roots
    * without an object or without a uid are nobody's roots. */
@@ -134,8 +122,8 @@ static void test_roots_newest_first(void **state) {
   /* A retried root (its answer lost) is listed once; a later mergelog for
    * the same CPID that claims another object changes nothing (the first
    * mergelog of a CPID wins). */
-  post_ok(r, "[" ML(R1, "", T("1"), OBJ(U1)) "]");
-  post_ok(r, "[" ML(R3, "", T("6"), OBJ(U1)) "]");
+  rig_post(r, "mergelogs", "[" ML(R1, "", T("1"), OBJ(U1)) "]");
+  rig_post(r, "mergelogs", "[" ML(R3, "", T("6"), OBJ(U1)) "]");
   expect_roots(r, U1, "", R2 " " R6 " " R1);
   expect_roots(r, U2, "", R3);
 
@@ -151,7 +139,7 @@ static void test_roots_newest_first(void **state) {
 static void test_roots_bad_requests(void **state) {
   rig_t *r = *state;
   rig_open(r);
-  post_ok(r, "[" ML(R1, "", T("1"), OBJ(U1)) "]");
+  rig_post(r, "mergelogs", "[" ML(R1, "", T("1"), OBJ(U1)) "]");
   char path[512], uid[160];
   memset(uid, 'a', 128);
   uid[128] = '\0';
@@ -214,7 +202,7 @@ static void test_roots_retention(void **state) {
           R2, "", "2020-01-01T00:00:01Z", OBJ(U2)) "," ML(N1, "\"" R1 "\"", "2020-01-01T00:00:02Z",
                                                           "") "," ML(R3, "", "%s", OBJ(U1)) "]",
       now);
-  post_ok(r, body);
+  rig_post(r, "mergelogs", body);
   char got[1024] = "";
   for (int i = 0; i < 100; i++) { /* the writer's tick runs every second */
     roots_of(r, U1, "", got, sizeof got);
@@ -246,7 +234,7 @@ static void test_roots_older_database(void **state) {
   assert_non_null(j);
   json_decref(j);
   expect_roots(r, U1, "", "");
-  post_ok(r, "[" ML(R1, "", T("1"), OBJ(U1)) "]");
+  rig_post(r, "mergelogs", "[" ML(R1, "", T("1"), OBJ(U1)) "]");
   expect_roots(r, U1, "", R1);
   rig_close(r);
   rig_open(r);

@@ -21,11 +21,6 @@
 #include "server_rig.h"
 #include "testutil.h"
 
-static int rig_setup(void **state) {
-  *state = rig_new();
-  return 0;
-}
-
 #define C1 "11111111-1111-4111-8111-111111111111"
 #define C2 "22222222-2222-4222-8222-222222222222"
 #define C3 "33333333-3333-4333-8333-333333333333"
@@ -44,15 +39,6 @@ static int rig_setup(void **state) {
   "\"start\":\"" start "\",\"end\":\"" end "\",\"attributes\":{\"kind\":\"" kind \
   "\","                                                                          \
   "\"namespace\":\"" ns "\",\"name\":\"" name "\"}}"
-
-static void post_ok(const rig_t *r, const char *what, const char *body) {
-  char url[256];
-  snprintf(url, sizeof url, "%s/v1/%s", r->base, what);
-  hc_resp_t resp;
-  assert_int_equal(hc_request("POST", url, body, strlen(body), NULL, &resp), 0);
-  if (resp.status != 200) fail_msg("POST %s: status %ld: %s", what, resp.status, resp.body);
-  hc_resp_free(&resp);
-}
 
 /* "kind/ns/name=cpid:writes,cpid:writes;..." of GET /v1/objects<query>, CPIDs
  * shortened to their first 2 characters. */
@@ -121,7 +107,7 @@ static void expect_roots(const rig_t *r, const char *query, const char *want) {
 /* A scale's cascade in miniature: C1 a person's scale of demo/web, C2 the
  * ReplicaSet's update, C3 merged from C1 and C4 (another root, of demo/db). */
 static void post_cascade(const rig_t *r) {
-  post_ok(
+  rig_post(
       r, "mergelogs",
       "[" ML(C1, "", T("01"), "alice", OBJ("Deployment", "demo", "web")) "," ML(
           C2, "\"" C1 "\"", T("02"), "deployment-controller",
@@ -129,7 +115,7 @@ static void post_cascade(const rig_t *r) {
                                                      OBJ("Deployment", "demo",
                                                          "db")) "," ML(C3, "\"" C1 "\",\"" C4 "\"",
                                                                        T("04"), "x", "") "]");
-  post_ok(
+  rig_post(
       r, "spans",
       "[" SPAN(C1, "0000000000000001", T("01"), T("01"), "Deployment", "demo", "web") "," SPAN(
           C2, "0000000000000002", T("01"), T("02"), "ReplicaSet", "demo",
@@ -159,6 +145,14 @@ static void test_objects_by_name(void **state) {
                  "Deployment/demo/web=55:1,11:2;Pod/demo/web-1-a=33:1");
   expect_objects(r, "?kind=Deployment", "Deployment/demo/web=55:1,11:2;Deployment/demo/db=44:1");
   expect_objects(r, "?name=web-1-a", "Pod/demo/web-1-a=33:1");
+  /* Counted in /metrics: four objects, none refused. */
+  char url[256];
+  snprintf(url, sizeof url, "%s/metrics", r->base);
+  hc_resp_t m;
+  assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &m), 0);
+  assert_non_null(strstr(m.body, "\nripple_objects 4\n"));
+  assert_non_null(strstr(m.body, "\nripple_objects_refused_total 0\n"));
+  hc_resp_free(&m);
   /* Durable: rebuilt from the store at start. */
   rig_close(r);
   rig_open(r);
@@ -246,7 +240,7 @@ static void test_search_retention(void **state) {
            "[" ML(C1, "", "2020-01-01T00:00:00Z", "alice", OBJ("Deployment", "demo", "web")) "," ML(
                C2, "", "%s", "alice", OBJ("Deployment", "demo", "db")) "]",
            now);
-  post_ok(r, "mergelogs", body);
+  rig_post(r, "mergelogs", body);
   char got[512] = "";
   for (int i = 0; i < 100; i++) { /* the writer's tick runs every second */
     objects_of(r, "?namespace=demo", got, sizeof got);
@@ -348,7 +342,7 @@ static void test_large_answers_gzip(void **state) {
                           "\"name\":\"n\",\"start\":\"" T("01") "\",\"end\":\"" T("02") "\"}",
                           i ? "," : "", i + 1);
   snprintf(body + n, sizeof body - n, "]");
-  post_ok(r, "spans", body);
+  rig_post(r, "spans", body);
   char url[256];
   snprintf(url, sizeof url, "%s/v1/cpids/" C1 "/spans", r->base);
   got_t plain = get_encoded(url, NULL, 0);

@@ -16,7 +16,7 @@
 #include "server_rig.h"
 #include "testutil.h"
 
-static int rig_setup(void **state) {
+static int rig_setup_open(void **state) {
   rig_t *r = rig_new();
   rig_open(r);
   *state = r;
@@ -524,14 +524,16 @@ static void test_tls(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_figure5_end_to_end, rig_setup, rig_teardown),
-      cmocka_unit_test_setup_teardown(test_restart_in_the_middle, rig_setup, rig_teardown),
-      cmocka_unit_test_setup_teardown(test_bad_input_is_refused_whole, rig_setup, rig_teardown),
-      cmocka_unit_test_setup_teardown(test_retried_mergelogs_are_stored_once, rig_setup,
+      cmocka_unit_test_setup_teardown(test_figure5_end_to_end, rig_setup_open, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_restart_in_the_middle, rig_setup_open, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_bad_input_is_refused_whole, rig_setup_open,
                                       rig_teardown),
-      cmocka_unit_test_setup_teardown(test_tokens, rig_setup, rig_teardown),
-      cmocka_unit_test_setup_teardown(test_listing_pages_and_time_filters, rig_setup, rig_teardown),
-      cmocka_unit_test_setup_teardown(test_tls, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_retried_mergelogs_are_stored_once, rig_setup_open,
+                                      rig_teardown),
+      cmocka_unit_test_setup_teardown(test_tokens, rig_setup_open, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_listing_pages_and_time_filters, rig_setup_open,
+                                      rig_teardown),
+      cmocka_unit_test_setup_teardown(test_tls, rig_setup_open, rig_teardown),
   };
   ripple_log_setup("test_server", RIPPLE_LOG_WARN, NULL, NULL);
   return cmocka_run_group_tests(tests, NULL, NULL);
