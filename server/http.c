@@ -20,8 +20,8 @@
 #include "ripplex/httpd.h"
 #include "ripplex/sbuf.h"
 
-#define ZLIB_CONST
-#include <zlib.h>
+#include "gzip.h"
+
 
 /* Answers at least this large are compressed for clients that take gzip: a
  * trace of 10,000 spans is 4.8 MB of JSON, about a tenth of that compressed,
@@ -54,32 +54,6 @@ int http_gzip_wanted(const char *h) {
     if (gzip) return q > 0;
   }
   return 0;
-}
-
-/* p (n bytes) as one gzip member: *out (malloc'd) of *outlen bytes; an
- * error when zlib or memory fails (the caller then sends it plain). */
-static int gzip_encode(const char *p, size_t n, char **out, size_t *outlen) {
-  z_stream z = {0};
-  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return RIPPLE_ENOMEM;
-  uLong cap = deflateBound(&z, (uLong)n);
-  char *buf = malloc(cap);
-  if (!buf) {
-    deflateEnd(&z);
-    return RIPPLE_ENOMEM;
-  }
-  z.next_in = (const Bytef *)p;
-  z.avail_in = (uInt)n;
-  z.next_out = (Bytef *)buf;
-  z.avail_out = (uInt)cap;
-  int rc = deflate(&z, Z_FINISH);
-  *outlen = z.total_out;
-  deflateEnd(&z);
-  if (rc != Z_STREAM_END) {
-    free(buf);
-    return RIPPLE_EINVAL;
-  }
-  *out = buf;
-  return RIPPLE_OK;
 }
 
 /* The server's answers are sbuf documents; large ones go compressed to
@@ -171,6 +145,50 @@ static enum MHD_Result handle_ingest(http_t *h, struct MHD_Connection *c, dec_ki
   sbuf_init(&b);
   sbuf_printf(&b, "{\"accepted\":%zu}", accepted);
   enum MHD_Result rc = send_buf(c, 200, "application/json", &b);
+  sbuf_free(&b);
+  return rc;
+}
+
+/* Is a Content-Type this media type (parameters such as charset allowed)? */
+static int media_is(const char *ct, const char *type) {
+  size_t n = strlen(type);
+  return ct && !strncasecmp(ct, type, n) && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* POST /v1/traces: OTLP/HTTP, protobuf or JSON, plain or gzip'd. */
+static enum MHD_Result handle_otlp(http_t *h, struct MHD_Connection *c, httpd_req_t *r) {
+  const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+  const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+  int json = media_is(ct, "application/json");
+  if (!json && !media_is(ct, "application/x-protobuf"))
+    return send_error(c, 415, -1, "",
+                      "Content-Type must be application/x-protobuf or application/json (OTLP/HTTP)");
+  if (ce && *ce && strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "identity") != 0)
+    return send_error(c, 415, -1, "", "Content-Encoding must be gzip or identity");
+  if (r->too_big) {
+    atomic_fetch_add(&h->srv->m.rejected[1], 1);
+    return send_error(c, 413, -1, "", "request body is too large; send smaller batches");
+  }
+  char *plain = NULL;
+  size_t len = r->body.len;
+  const char *body = r->body.p ? r->body.p : "";
+  if (ce && !strcasecmp(ce, "gzip")) {
+    int rc = gzip_decode(body, len, h->o.max_body, &plain, &len);
+    if (rc != RIPPLE_OK)
+      return send_error(c, rc == RIPPLE_ERANGE ? 413 : 400, -1, "",
+                        rc == RIPPLE_ERANGE ? "the body inflates past the size limit"
+                                            : "the body is not gzip");
+    body = plain;
+  }
+  sbuf_t b;
+  sbuf_init(&b);
+  dec_error_t err = {0};
+  int status = srv_ingest_otlp(h->srv, json, body, len, &b, &err);
+  free(plain);
+  enum MHD_Result rc =
+      status == 200 ? httpd_send(c, 200, json ? "application/json" : "application/x-protobuf",
+                                 b.p ? b.p : "", b.len)
+                    : send_error(c, (unsigned)status, err.index, err.field, err.msg);
   sbuf_free(&b);
   return rc;
 }
@@ -339,6 +357,12 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
     sbuf_free(&b);
     return rc;
   }
+  if (post && !strcmp(url, "/v1/traces")) {
+    if (!authorized(c, h->o.writer_tokens))
+      return send_error(c, 401, -1, "", "a writer token is required (Authorization: Bearer ...)");
+    *which = ROUTE_INGEST_SPANS;
+    return handle_otlp(h, c, r);
+  }
   int ingest = !strcmp(url, "/v1/mergelogs") || !strcmp(url, "/v1/spans");
   if (post && ingest) {
     if (!authorized(c, h->o.writer_tokens))
@@ -350,7 +374,7 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   /* The dashboard's files hold no data: no token (web.h). */
   if (get && web_claims(url)) return web_answer(h->o.web, c, url);
   int search = !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots");
-  int known = ingest || search || !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
+  int known = ingest || search || !strcmp(url, "/v1/traces") || !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
               !strncmp(url, "/v1/objects/", 12);
   if (!get)
     return send_error(c, known ? 405 : 404, -1, "",
@@ -360,6 +384,7 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   if (!strcmp(url, "/metrics")) {
     sbuf_init(&b);
     srv_metrics(h->srv, atomic_load(&h->connections), &b);
+    if (h->o.more_metrics) h->o.more_metrics(h->o.more_metrics_ud, &b);
     enum MHD_Result rc = send_buf(c, 200, "text/plain; version=0.0.4", &b);
     sbuf_free(&b);
     return rc;

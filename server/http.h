@@ -19,6 +19,9 @@ typedef struct http_opts {
   const char *tls_cert; /* PEM text; NULL: plain HTTP */
   const char *tls_key;
   const web_t *web; /* the dashboard's files (borrowed); NULL: not installed */
+  /* More of /metrics (the exporter's); NULL: none. */
+  void (*more_metrics)(void *ud, sbuf_t *out);
+  void *more_metrics_ud;
 } http_opts_t;
 
 typedef struct http http_t;

@@ -20,6 +20,7 @@
 #include "http.h"
 #include "ripplex/httpd.h"
 #include "ripplex/opt.h"
+#include "export.h"
 #include "server.h"
 #include "web.h"
 
@@ -44,6 +45,18 @@ static void usage(FILE *f) {
       "  --web DIR                the dashboard's files: DIR/index.html and DIR/assets/\n"
       "                           (default: share/ripple/web beside the program's bin/)\n"
       "  --no-web                 serve no dashboard (the API only)\n"
+      "  --otlp-endpoint URL      also send every trace over OTLP/HTTP (protobuf) to URL,\n"
+      "                           e.g. http://127.0.0.1:4318/v1/traces (docs/otlp.md)\n"
+      "  --otlp-header 'N: V'     a header on every OTLP request (repeatable)\n"
+      "  --otlp-headers-file F    headers from a file, one 'Name: value' per line (secrets)\n"
+      "  --otlp-ca-file F         PEM bundle to verify an https endpoint\n"
+      "  --otlp-client-cert F --otlp-client-key F   mutual TLS\n"
+      "  --otlp-compression gzip|none   (default gzip)\n"
+      "  --otlp-batch N           most rows of each table per request (default 1000)\n"
+      "  --otlp-max-backlog N     most rows waiting per table; older are skipped (default "
+      "1000000)\n"
+      "  --otlp-timeout D         per request (default 10s)\n"
+      "  --otlp-cursor-file F     where export progress is kept (default DB.otlp-cursor)\n"
       "  --log-level LEVEL        debug, info, warn, error (default info)\n");
 }
 
@@ -73,16 +86,30 @@ static void free_tokens(char **t) {
 }
 
 /* Open, serve until SIGINT or SIGTERM, close. Returns the exit status. */
-static int serve(const srv_config_t *cfg, const http_opts_t *ho, const sigset_t *sigs) {
+static int serve(const srv_config_t *cfg, http_opts_t *ho, const exp_config_t *ec,
+                 const sigset_t *sigs) {
   static srv_t srv;
   char err[512];
   if (srv_open(&srv, cfg, err, sizeof err) != RIPPLE_OK) {
     fprintf(stderr, "ripple-server: %s\n", err);
     return 1;
   }
+  /* The exporter starts before anything can be posted, so its view of the
+   * store at start is complete. */
+  exp_t *ex = NULL;
+  if (ec->url && exp_start(&srv, ec, &ex, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-server: --otlp-endpoint: %s\n", err);
+    srv_close(&srv);
+    return 1;
+  }
+  if (ex) {
+    ho->more_metrics = (void (*)(void *, sbuf_t *))exp_metrics;
+    ho->more_metrics_ud = ex;
+  }
   http_t *h;
   if (http_start(&srv, ho, &h, err, sizeof err) != RIPPLE_OK) {
     fprintf(stderr, "ripple-server: %s\n", err);
+    exp_stop(ex);
     srv_close(&srv);
     return 1;
   }
@@ -92,6 +119,7 @@ static int serve(const srv_config_t *cfg, const http_opts_t *ho, const sigset_t 
   sigwait(sigs, &sig);
   ripple_log(RIPPLE_LOG_INFO, "stopping", "signal=%d", sig);
   http_stop(h);
+  exp_stop(ex);
   srv_close(&srv);
   ripple_log(RIPPLE_LOG_INFO, "stopped", NULL);
   return 0;
@@ -100,6 +128,10 @@ static int serve(const srv_config_t *cfg, const http_opts_t *ho, const sigset_t 
 typedef struct options {
   srv_config_t cfg;
   http_opts_t ho;
+  exp_config_t ec;
+  char **otlp_headers; /* --otlp-header and --otlp-headers-file, NULL-terminated */
+  size_t notlp_headers;
+  char *cursor; /* the default cursor path, DB.otlp-cursor */
   ripple_log_level_t level;
   char *cert, *key;
   char host[64];
@@ -109,6 +141,8 @@ typedef struct options {
 } options_t;
 
 static void options_free(options_t *o) {
+  free_tokens(o->otlp_headers);
+  free(o->cursor);
   free_tokens(o->ho.writer_tokens);
   free_tokens(o->ho.reader_tokens);
   free(o->cert);
@@ -134,6 +168,59 @@ static int sync_option(srv_config_t *c, const char *v) {
   return RIPPLE_OK;
 }
 
+/* A header for OTLP requests: "Name: value", nothing that could split it. */
+static int header_option(options_t *o, const char *v) {
+  const char *colon = strchr(v, ':');
+  if (!colon || colon == v || strpbrk(v, "\r\n")) {
+    fprintf(stderr, "ripple-server: an OTLP header is 'Name: value', got '%s'\n", v);
+    return RIPPLE_EINVAL;
+  }
+  char **h = realloc(o->otlp_headers, (o->notlp_headers + 2) * sizeof *h);
+  if (!h) return RIPPLE_ENOMEM;
+  o->otlp_headers = h;
+  h[o->notlp_headers] = strdup(v);
+  h[++o->notlp_headers] = NULL;
+  o->ec.headers = h;
+  return h[o->notlp_headers - 1] ? RIPPLE_OK : RIPPLE_ENOMEM;
+}
+
+static int headers_file_option(options_t *o, const char *path) {
+  char **lines = read_tokens(path);
+  int rc = lines ? RIPPLE_OK : RIPPLE_EINVAL;
+  for (size_t i = 0; lines && lines[i] && rc == RIPPLE_OK; i++) rc = header_option(o, lines[i]);
+  free_tokens(lines);
+  return rc;
+}
+
+/* The exporter's options (--otlp-*); RIPPLE_ENOENT when a is not one. */
+static int otlp_option(options_t *o, const char *a, const char *v) {
+  exp_config_t *e = &o->ec;
+  if (!strcmp(a, "--otlp-endpoint")) {
+    if (strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) return RIPPLE_EINVAL;
+    return e->url = v, RIPPLE_OK;
+  }
+  if (!strcmp(a, "--otlp-header")) return header_option(o, v);
+  if (!strcmp(a, "--otlp-headers-file")) return headers_file_option(o, v);
+  if (!strcmp(a, "--otlp-ca-file")) return e->ca_file = v, RIPPLE_OK;
+  if (!strcmp(a, "--otlp-client-cert")) return e->client_cert = v, RIPPLE_OK;
+  if (!strcmp(a, "--otlp-client-key")) return e->client_key = v, RIPPLE_OK;
+  if (!strcmp(a, "--otlp-cursor-file")) return e->cursor_path = v, RIPPLE_OK;
+  if (!strcmp(a, "--otlp-compression")) {
+    if (strcmp(v, "gzip") != 0 && strcmp(v, "none") != 0) return RIPPLE_EINVAL;
+    return e->gzip = !strcmp(v, "gzip"), RIPPLE_OK;
+  }
+  if (!strcmp(a, "--otlp-batch"))
+    return opt_size(v, &e->batch) || !e->batch ? RIPPLE_EINVAL : RIPPLE_OK;
+  if (!strcmp(a, "--otlp-max-backlog"))
+    return opt_size(v, &e->max_backlog) || !e->max_backlog ? RIPPLE_EINVAL : RIPPLE_OK;
+  if (!strcmp(a, "--otlp-timeout")) {
+    int64_t ns;
+    if (opt_duration(v, &ns) != RIPPLE_OK || ns < 1000000) return RIPPLE_EINVAL;
+    return e->timeout_ms = ns / 1000000, RIPPLE_OK;
+  }
+  return RIPPLE_ENOENT;
+}
+
 /* One option with its value (opt_cli_t.option). */
 static int parse_option(void *ud, const char *a, const char *v) {
   options_t *o = ud;
@@ -156,7 +243,7 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--tls-key")) return file_option(&o->key, v);
   if (!strcmp(a, "--web")) return o->web_dir = v, o->no_web = 0, RIPPLE_OK;
   if (!strcmp(a, "--no-web")) return o->web_dir = NULL, o->no_web = 1, RIPPLE_OK;
-  return RIPPLE_ENOENT;
+  return otlp_option(o, a, v);
 }
 
 /* RIPPLE_OK to go on and serve, or RIPPLE_ESTATE with the exit status. */
@@ -169,6 +256,18 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
     fprintf(stderr, "ripple-server: --tls-cert and --tls-key go together\n");
     *status = 2;
     return RIPPLE_ESTATE;
+  }
+  if (!o->ec.client_cert != !o->ec.client_key) {
+    fprintf(stderr, "ripple-server: --otlp-client-cert and --otlp-client-key go together\n");
+    *status = 2;
+    return RIPPLE_ESTATE;
+  }
+  if (o->ec.url && !o->ec.cursor_path) {
+    size_t n = strlen(o->cfg.db_path) + sizeof ".otlp-cursor";
+    o->cursor = malloc(n);
+    if (!o->cursor) return *status = 1, RIPPLE_ESTATE;
+    snprintf(o->cursor, n, "%s.otlp-cursor", o->cfg.db_path);
+    o->ec.cursor_path = o->cursor;
   }
   o->ho.host = o->host;
   o->ho.tls_cert = o->cert;
@@ -242,6 +341,12 @@ int main(int argc, char **argv) {
               .limits =
                   {.max_records = 10000, .max_sources = 4096, .max_attrs = 64, .max_string = 4096}},
       .ho = {.host = "127.0.0.1", .port = 7480, .max_body = 16 << 20, .max_connections = 256},
+      .ec = {.gzip = 1,
+             .batch = 1000,
+             .max_backlog = 1000000,
+             .timeout_ms = 10000,
+             .backoff_min_ms = 500,
+             .backoff_max_ms = 30000},
       .level = RIPPLE_LOG_INFO,
       .host = "127.0.0.1"};
   int rc;
@@ -250,7 +355,7 @@ int main(int argc, char **argv) {
     /* Signals are taken by sigwait in serve(); every other thread blocks them. */
     sigset_t sigs;
     httpd_signals(&sigs);
-    rc = load_web(&o) == RIPPLE_OK ? serve(&o.cfg, &o.ho, &sigs) : 1;
+    rc = load_web(&o) == RIPPLE_OK ? serve(&o.cfg, &o.ho, &o.ec, &sigs) : 1;
   }
   options_free(&o);
   return rc;

@@ -7,6 +7,8 @@
  * a restart rebuilds exactly the acknowledged state from storage.
  */
 #include "server.h"
+#include "otlp.h"
+#include "ripplex/prom.h"
 #include "ripplex/sbuf.h"
 #include "ripplex/wire.h"
 
@@ -126,9 +128,22 @@ static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
     }
     index_object(s, &k, &r->cpid, r->end, seqs[i]);
   }
+  /* Under the lock, so srv_on_commit knows when no call is left running. */
+  void *cud = atomic_load(&s->commit_ud);
+  if (cud && b->n) s->commit_fn(cud, b->kind, seqs[b->n - 1]);
   pthread_rwlock_unlock(&s->lock);
   atomic_fetch_add(&s->m.accepted[b->kind == DEC_MERGELOGS ? 0 : 1], b->n);
   drop_duplicates(s, &dups);
+}
+
+void srv_on_commit(srv_t *s, void (*fn)(void *ud, dec_kind_t kind, uint64_t last_seq), void *ud) {
+  atomic_store(&s->commit_ud, NULL);
+  /* The writer calls the hook under the write lock: once this has the lock,
+   * no call of the old hook is still going. */
+  pthread_rwlock_wrlock(&s->lock);
+  s->commit_fn = fn;
+  pthread_rwlock_unlock(&s->lock);
+  if (fn) atomic_store(&s->commit_ud, ud);
 }
 
 typedef struct expired {
@@ -259,6 +274,43 @@ int srv_ingest(srv_t *s, dec_kind_t kind, const char *body, size_t len, size_t *
     err->index = -1;
     return 503;
   }
+  return 200;
+}
+
+static int otlp_known(void *ud, const ripple_cpid_t *cpid) {
+  srv_t *s = ud;
+  pthread_rwlock_rdlock(&s->lock);
+  int known = graph_find(s->g, cpid) != 0;
+  pthread_rwlock_unlock(&s->lock);
+  return known;
+}
+
+int srv_ingest_otlp(srv_t *s, int json, const char *body, size_t len, sbuf_t *answer,
+                    dec_error_t *err) {
+  otlp_recv_t r = {.lim = &s->cfg.limits, .known = otlp_known, .ud = s};
+  otlp_encoding_t enc = json ? OTLP_JSON : OTLP_PROTOBUF;
+  otlp_result_t res;
+  sbuf_t spans;
+  sbuf_init(&spans);
+  int rc = otlp_receive(enc, body, len, &r, &spans, &res);
+  int status = 200;
+  err->index = -1;
+  if (rc != RIPPLE_OK) {
+    snprintf(err->msg, sizeof err->msg, "%s", res.msg);
+    status = rc == RIPPLE_ENOMEM ? 413 : 400;
+    atomic_fetch_add(&s->m.rejected[1], 1);
+  } else if (res.accepted) {
+    size_t stored;
+    status = srv_ingest(s, DEC_SPANS, spans.p, spans.len, &stored, err);
+    if (status == 400) /* a converted span the decoder refuses is a bug here: say so */
+      ripple_log(RIPPLE_LOG_ERROR, "otlp_conversion_refused", "index=%ld field=%s", err->index,
+                 err->field);
+  }
+  sbuf_free(&spans);
+  if (status != 200) return status;
+  atomic_fetch_add(&s->otlp_spans[0], res.accepted);
+  atomic_fetch_add(&s->otlp_spans[1], res.rejected);
+  otlp_response(enc, &res, answer);
   return 200;
 }
 
@@ -411,4 +463,11 @@ void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out) {
   g.write_errors = st.write_errors;
   g.connections = connections;
   metrics_write(&s->m, &g, out);
+  prom_family(out, "ripple_otlp_received_spans_total", "counter",
+              "Spans received on POST /v1/traces, by result: accepted (joined a CPID's trace) "
+              "or rejected (no CPID of this server's).");
+  prom_sample_u(out, "ripple_otlp_received_spans_total", "result=\"accepted\"",
+                atomic_load(&s->otlp_spans[0]));
+  prom_sample_u(out, "ripple_otlp_received_spans_total", "result=\"rejected\"",
+                atomic_load(&s->otlp_spans[1]));
 }

@@ -35,6 +35,11 @@ typedef struct srv {
   store_t *store;
   metrics_t m;
   atomic_int ready;
+  /* Told after each commit how far a table goes (the OTLP exporter); set by
+   * srv_on_commit. */
+  void (*commit_fn)(void *ud, dec_kind_t kind, uint64_t last_seq);
+  _Atomic(void *) commit_ud;
+  atomic_uint_fast64_t otlp_spans[2]; /* POST /v1/traces: spans accepted, rejected */
 } srv_t;
 
 /* Open the store, rebuild the graph from it, start the writer. */
@@ -45,6 +50,18 @@ void srv_close(srv_t *s);
  * problem in *err; 200 when every record is durable; 503 when storage failed. */
 int srv_ingest(srv_t *s, dec_kind_t kind, const char *body, size_t len, size_t *accepted,
                dec_error_t *err);
+
+/* Call fn(ud, kind, seq of the batch's last row) in the writer thread after
+ * each committed batch; fn NULL: stop. fn must be quick and never block on
+ * I/O (it holds up the next commit). */
+void srv_on_commit(srv_t *s, void (*fn)(void *ud, dec_kind_t kind, uint64_t last_seq), void *ud);
+
+/* Ingest an OTLP/HTTP trace request (POST /v1/traces): the spans that belong
+ * to a CPID become ripple spans (otlp.h). Returns an HTTP status and the
+ * answer (an ExportTraceServiceResponse in the request's encoding, or
+ * the problem in err for a 4xx/5xx). */
+int srv_ingest_otlp(srv_t *s, int json, const char *body, size_t len, sbuf_t *answer,
+                    dec_error_t *err);
 
 typedef enum { Q_RELATED, Q_ORIGINS, Q_MERGELOGS, Q_SPANS } query_t;
 /* Answer a query about one CPID as a JSON document in out. Returns an HTTP

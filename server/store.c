@@ -27,6 +27,7 @@
 #include "ripplex/clock.h"
 #include "ripplex/sbuf.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
@@ -91,7 +92,14 @@ struct store {
   int sync_full;
   sqlite3 *w; /* the writer's connection */
   sqlite3_stmt *ins[2], *del[2];
-  sqlite3_stmt *ins_root, *del_root;
+  sqlite3_stmt *ins_root, *del_root, *hw;
+  /* The next row of each table. Rows get these explicitly, never reused even
+   * when the newest rows are deleted (SQLite would hand out the largest rowid
+   * again), so a reader that has seen every row up to some seq (the OTLP
+   * exporter's cursor) never misses a later one. Kept in meta as the table's
+   * high-water mark, in the transaction that uses it. Written by the writer
+   * thread only; read by others through store_last_seq. */
+  atomic_uint_fast64_t next_seq[2];
   store_hooks_t hooks;
 
   pthread_mutex_t mu;
@@ -170,6 +178,52 @@ static int upgrade_columns(store_t *s, char *err, size_t cap) {
   return RIPPLE_OK;
 }
 
+/* next_seq of each table: past its largest row and past the high-water mark
+ * in meta (rows above it may have been deleted). */
+static int load_high_water(store_t *s, char *err, size_t cap) {
+  for (int k = 0; k < 2; k++) {
+    char sql[160];
+    snprintf(sql, sizeof sql,
+             "SELECT max(coalesce((SELECT max(seq) FROM %s), 0),"
+             " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'hw_%s'), 0))",
+             table[k], table[k]);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->w, sql, -1, &q, NULL) != SQLITE_OK || sqlite3_step(q) != SQLITE_ROW) {
+      snprintf(err, cap, "cannot read the high-water mark of %s: %s", table[k],
+               sqlite3_errmsg(s->w));
+      sqlite3_finalize(q);
+      return RIPPLE_ESYS;
+    }
+    atomic_store(&s->next_seq[k], (uint64_t)sqlite3_column_int64(q, 0) + 1);
+    sqlite3_finalize(q);
+  }
+  if (sqlite3_prepare_v3(s->w, "INSERT OR REPLACE INTO meta(key, value) VALUES(?1, ?2)", -1,
+                         SQLITE_PREPARE_PERSISTENT, &s->hw, NULL) != SQLITE_OK) {
+    snprintf(err, cap, "cannot prepare statements: %s", sqlite3_errmsg(s->w));
+    return RIPPLE_ESYS;
+  }
+  return RIPPLE_OK;
+}
+
+/* Record the high-water marks in the transaction being written. */
+static int save_high_water(store_t *s) {
+  for (int k = 0; k < 2; k++) {
+    char key[32], value[32];
+    snprintf(key, sizeof key, "hw_%s", table[k]);
+    snprintf(value, sizeof value, "%" PRIu64, (uint64_t)atomic_load(&s->next_seq[k]) - 1);
+    sqlite3_bind_text(s->hw, 1, key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s->hw, 2, value, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(s->hw);
+    sqlite3_reset(s->hw);
+    if (rc != SQLITE_DONE) return RIPPLE_ESYS;
+  }
+  return RIPPLE_OK;
+}
+
+uint64_t store_last_seq(store_t *st, dec_kind_t kind) {
+  return (uint64_t)atomic_load(&st->next_seq[kind == DEC_MERGELOGS ? 0 : 1]) - 1;
+}
+
 int store_open(const char *path, int sync_full, store_t **out, char *err, size_t cap) {
   store_t *s = calloc(1, sizeof *s);
   if (!s || !(s->path = strdup(path))) {
@@ -201,10 +255,10 @@ int store_open(const char *path, int sync_full, store_t **out, char *err, size_t
   }
   sqlite3_finalize(v);
   static const char *ins[2] = {
-      "INSERT INTO mergelogs(cpid, time, sources, body, root, okind, ons, oname, component)"
-      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-      "INSERT INTO spans(cpid, start, body, end_ns, okind, ons, oname)"
-      " VALUES(?1, ?2, ?4, ?5, ?6, ?7, ?8)"};
+      "INSERT INTO mergelogs(cpid, time, sources, body, root, okind, ons, oname, component, seq)"
+      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+      "INSERT INTO spans(cpid, start, body, end_ns, okind, ons, oname, seq)"
+      " VALUES(?1, ?2, ?4, ?5, ?6, ?7, ?8, ?10)"};
   static const char *del[2] = {"DELETE FROM mergelogs WHERE seq = ?1",
                                "DELETE FROM spans WHERE seq = ?1"};
   for (int k = 0; k < 2 && rc == RIPPLE_OK; k++) {
@@ -225,6 +279,7 @@ int store_open(const char *path, int sync_full, store_t **out, char *err, size_t
     snprintf(err, cap, "cannot prepare statements: %s", sqlite3_errmsg(s->w));
     rc = RIPPLE_ESYS;
   }
+  if (rc == RIPPLE_OK) rc = load_high_water(s, err, cap);
   if (rc != RIPPLE_OK) {
     store_close(s);
     return rc;
@@ -346,10 +401,11 @@ static int insert_batch(store_t *s, const dec_batch_t *b, uint64_t *seqs) {
     bind_str(q, 7, b, r->ns);
     bind_str(q, 8, b, r->name);
     if (k == 0) bind_str(q, 9, b, r->component);
+    seqs[i] = (uint64_t)atomic_fetch_add(&s->next_seq[k], 1);
+    sqlite3_bind_int64(q, 10, (sqlite3_int64)seqs[i]);
     int rc = sqlite3_step(q);
     sqlite3_reset(q);
     if (rc != SQLITE_DONE) return RIPPLE_ESYS;
-    seqs[i] = (uint64_t)sqlite3_last_insert_rowid(s->w);
     if (r->uid_len && insert_root(s, b, r, seqs[i]) != RIPPLE_OK) return RIPPLE_ESYS;
   }
   return RIPPLE_OK;
@@ -375,6 +431,11 @@ static void write_group(store_t *s, job_t *jobs) {
       exec(s, "ROLLBACK TO job");
     }
     exec(s, "RELEASE job");
+  }
+  if (ok && save_high_water(s) != RIPPLE_OK) {
+    log_db_error("store_write_failed", sqlite3_errmsg(s->w));
+    exec(s, "ROLLBACK");
+    ok = 0;
   }
   if (ok && exec(s, "COMMIT") != 0) {
     log_db_error("store_commit_failed", sqlite3_errmsg(s->w));
@@ -533,6 +594,42 @@ int store_bodies(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n, s
   return out->oom ? RIPPLE_ENOMEM : rc;
 }
 
+int store_scan(store_t *st, dec_kind_t kind, uint64_t after, size_t limit, store_scan_fn row,
+               void *ud, uint64_t *last) {
+  sqlite3 *db = reader_get(st);
+  if (!db) return RIPPLE_ESYS;
+  char sql[96];
+  snprintf(sql, sizeof sql, "SELECT seq, body FROM %s WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+           table[kind == DEC_MERGELOGS ? 0 : 1]);
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK ? SQLITE_OK : SQLITE_ERROR;
+  sqlite3_bind_int64(q, 1, (sqlite3_int64)after);
+  sqlite3_bind_int64(q, 2, (sqlite3_int64)limit);
+  *last = after;
+  while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+    *last = (uint64_t)sqlite3_column_int64(q, 0);
+    row(ud, *last, (const char *)sqlite3_column_text(q, 1), (size_t)sqlite3_column_bytes(q, 1));
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(q);
+  reader_put(st, db);
+  return rc == SQLITE_DONE ? RIPPLE_OK : RIPPLE_ESYS;
+}
+
+uint64_t store_max_seq(store_t *st, dec_kind_t kind) {
+  sqlite3 *db = reader_get(st);
+  if (!db) return 0;
+  char sql[64];
+  snprintf(sql, sizeof sql, "SELECT max(seq) FROM %s", table[kind == DEC_MERGELOGS ? 0 : 1]);
+  sqlite3_stmt *q = NULL;
+  uint64_t n = 0;
+  if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+    n = (uint64_t)sqlite3_column_int64(q, 0);
+  sqlite3_finalize(q);
+  reader_put(st, db);
+  return n;
+}
+
 int store_page(store_t *st, dec_kind_t kind, int64_t after_time, int64_t after_seq, int64_t until,
                size_t limit, sbuf_t *out, size_t *count, int *more, int64_t *next_time,
                int64_t *next_seq) {
@@ -660,6 +757,7 @@ void store_close(store_t *st) {
     sqlite3_finalize(st->del[k]);
   }
   sqlite3_finalize(st->ins_root);
+  sqlite3_finalize(st->hw);
   sqlite3_finalize(st->del_root);
   for (int i = 0; i < st->nreaders; i++) sqlite3_close(st->readers[i]);
   sqlite3_close(st->w);

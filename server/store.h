@@ -100,6 +100,20 @@ typedef int (*store_found_fn)(void *ud, uint64_t seq, int64_t time, const ripple
                               const char *body, size_t len);
 int store_roots(store_t *st, const store_root_query_t *q, store_found_fn row, void *ud, int *more);
 
+/* Rows after seq `after`, in seq order, at most limit: row() gets each one's
+ * seq and body (valid until it returns); *last is the seq of the last row
+ * read (after when none). Seqs only grow and are never reused (a deleted
+ * row's seq stays unused), so a reader that went up to some seq has seen
+ * every row at or below it that still exists. */
+typedef void (*store_scan_fn)(void *ud, uint64_t seq, const char *body, size_t len);
+int store_scan(store_t *st, dec_kind_t kind, uint64_t after, size_t limit, store_scan_fn row,
+               void *ud, uint64_t *last);
+/* The seq of the newest row ever given out in a table (0: none yet); it may
+ * belong to a transaction not committed yet. */
+uint64_t store_last_seq(store_t *st, dec_kind_t kind);
+/* The seq of the newest committed row there is (0: none). */
+uint64_t store_max_seq(store_t *st, dec_kind_t kind);
+
 int64_t store_size_bytes(store_t *st);
 void store_stats(store_t *st, store_stats_t *out);
 void store_close(store_t *st);

@@ -1,0 +1,517 @@
+/*
+ * export.c - see export.h.
+ *
+ * The loop: wait until a table has rows past the cursor; skip what is past
+ * the backlog bound; read up to `batch` rows of each table; encode them as one
+ * OTLP request; POST it; on a 2xx (or an answer that can never succeed) move
+ * the cursor past them. A retryable failure leaves the cursor where it is and
+ * waits, so the next round reads the same rows again (plus any new ones).
+ * The cursor is saved at most once a second and at stop; a crash in between
+ * sends some rows again, which at-least-once allows.
+ */
+#include "export.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gzip.h"
+#include "otlp.h"
+#include "ripplex/clock.h"
+#include "ripplex/prom.h"
+#include "ripplex/rnd.h"
+
+#define LAG_RING 1024
+#define LAG_BUCKETS 13
+static const double lag_bounds[LAG_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                               1,     2.5,  5,     10,   30,   60};
+
+enum { SENT_OK, SENT_RETRY, SENT_REJECTED, RESULTS };
+static const char *result_names[RESULTS] = {"ok", "retry", "rejected"};
+
+/* When each commit became visible, to measure how long rows wait. */
+typedef struct lag_ring {
+  uint64_t seq[LAG_RING];
+  int64_t at[LAG_RING];
+  size_t head, n;
+} lag_ring_t;
+
+struct exp {
+  srv_t *srv;
+  exp_config_t c;
+  char *url, *ca_file, *client_cert, *client_key, *cursor_path;
+  struct curl_slist *hdrs;
+  CURL *curl;
+  otlp_batch_t *batch;
+  pthread_t thread;
+  int started;
+
+  pthread_mutex_t mu; /* guards everything below */
+  pthread_cond_t wake;
+  int stop;
+  uint64_t last[2];   /* newest committed row of each table */
+  uint64_t cursor[2]; /* newest row delivered (or given up on) */
+  lag_ring_t lag[2];
+  uint64_t exported[2], dropped_backlog[2], dropped_rejected[2], unreadable;
+  uint64_t requests[RESULTS], spans_rejected, bytes_sent;
+  uint64_t lag_counts[LAG_BUCKETS + 1], lag_count;
+  double lag_sum, last_success;
+  int64_t saved_at;
+  int dirty;
+};
+
+/* ---- the cursor file ------------------------------------------------------------- */
+
+int exp_cursor_parse(const char *text, uint64_t *ml, uint64_t *sp) {
+  unsigned long long a, b;
+  int end = 0;
+  if (sscanf(text, "ripple-otlp-cursor 1 %20llu %20llu\n%n", &a, &b, &end) != 2 || end == 0 ||
+      text[end] != '\0' || text[strlen("ripple-otlp-cursor 1 ")] == '-')
+    return RIPPLE_EINVAL;
+  *ml = a;
+  *sp = b;
+  return RIPPLE_OK;
+}
+
+/* Write the cursor atomically (a new file renamed over the old one, synced
+ * first so a power loss cannot leave an empty file). */
+static int save_cursor(const char *path, uint64_t ml, uint64_t sp) {
+  char tmp[4200];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return RIPPLE_ERANGE;
+  FILE *f = fopen(tmp, "w");
+  if (!f) return RIPPLE_ESYS;
+  int ok = fprintf(f, "ripple-otlp-cursor 1 %" PRIu64 " %" PRIu64 "\n", ml, sp) > 0;
+  ok = fflush(f) == 0 && ok && fsync(fileno(f)) == 0;
+  ok = fclose(f) == 0 && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return RIPPLE_ESYS;
+  }
+  return RIPPLE_OK;
+}
+
+/* The saved cursor, checked against the store: one past what the store ever
+ * gave out belongs to another database (replaced under the same name), so
+ * everything is sent from the start. A missing file starts at the start. */
+static void load_cursor(exp_t *e) {
+  char *text = NULL;
+  uint64_t ml = 0, sp = 0;
+  if (sbuf_read_file_max(e->cursor_path, 256, &text, NULL) == RIPPLE_OK &&
+      exp_cursor_parse(text, &ml, &sp) != RIPPLE_OK) {
+    char q[600];
+    ripple_log_quote(e->cursor_path, q, sizeof q);
+    ripple_log(RIPPLE_LOG_WARN, "otlp_cursor_unreadable", "path=%s action=send_all", q);
+    ml = sp = 0;
+  }
+  free(text);
+  if (ml > store_last_seq(e->srv->store, DEC_MERGELOGS) ||
+      sp > store_last_seq(e->srv->store, DEC_SPANS)) {
+    ripple_log(RIPPLE_LOG_WARN, "otlp_cursor_ahead",
+               "mergelogs=%" PRIu64 " spans=%" PRIu64 " stored_mergelogs=%" PRIu64
+               " stored_spans=%" PRIu64 " action=send_all",
+               ml, sp, e->last[0], e->last[1]);
+    ml = sp = 0;
+  }
+  e->cursor[0] = ml;
+  e->cursor[1] = sp;
+}
+
+/* ---- the commit hook (the store's writer thread): cheap, never blocks long ------ */
+
+static void committed(void *ud, dec_kind_t kind, uint64_t last_seq) {
+  exp_t *e = ud;
+  int k = kind == DEC_MERGELOGS ? 0 : 1;
+  pthread_mutex_lock(&e->mu);
+  if (last_seq > e->last[k]) e->last[k] = last_seq;
+  lag_ring_t *r = &e->lag[k];
+  size_t i = (r->head + r->n) % LAG_RING;
+  if (r->n == LAG_RING) r->head = (r->head + 1) % LAG_RING; /* full: the oldest sample goes */
+  else r->n++;
+  r->seq[i] = last_seq;
+  r->at[i] = mono_ns();
+  pthread_cond_signal(&e->wake);
+  pthread_mutex_unlock(&e->mu);
+}
+
+/* Rows up to cursor are out: their commits' waits become lag samples. Under mu. */
+static void observe_lag(exp_t *e, int k) {
+  lag_ring_t *r = &e->lag[k];
+  int64_t now = mono_ns();
+  while (r->n && r->seq[r->head] <= e->cursor[k]) {
+    double s = (double)(now - r->at[r->head]) / 1e9;
+    e->lag_counts[prom_bucket(lag_bounds, LAG_BUCKETS, s)]++;
+    e->lag_sum += s;
+    e->lag_count++;
+    r->head = (r->head + 1) % LAG_RING;
+    r->n--;
+  }
+}
+
+/* ---- one round --------------------------------------------------------------------- */
+
+typedef struct reading {
+  exp_t *e;
+  dec_kind_t kind;
+  size_t rows, bad;
+} reading_t;
+
+static void add_row(void *ud, uint64_t seq, const char *body, size_t len) {
+  reading_t *r = ud;
+  (void)seq;
+  r->rows++;
+  if (otlp_batch_add(r->e->batch, r->kind, body, len) != RIPPLE_OK) r->bad++;
+}
+
+/* Past the bound, the oldest waiting rows are skipped. Under mu. */
+static void bound_backlog(exp_t *e) {
+  for (int k = 0; k < 2; k++) {
+    if (e->last[k] - e->cursor[k] <= e->c.max_backlog) continue;
+    uint64_t skip = e->last[k] - e->cursor[k] - e->c.max_backlog;
+    e->cursor[k] += skip;
+    e->dropped_backlog[k] += skip;
+    e->dirty = 1;
+    ripple_log(RIPPLE_LOG_WARN, "otlp_backlog_dropped",
+               "table=%s rows=%" PRIu64 " max_backlog=%zu", k ? "spans" : "mergelogs", skip,
+               e->c.max_backlog);
+  }
+}
+
+static size_t collect(void *p, size_t size, size_t n, void *ud) {
+  sbuf_t *b = ud;
+  if (b->len < 65536) sbuf_put(b, p, size * n);
+  return size * n;
+}
+
+static int progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d) {
+  (void)a, (void)b, (void)c, (void)d;
+  exp_t *e = ud;
+  pthread_mutex_lock(&e->mu);
+  int stop = e->stop;
+  pthread_mutex_unlock(&e->mu);
+  return stop; /* non-zero aborts the transfer */
+}
+
+/* POST one request. Returns SENT_OK, SENT_RETRY (with *retry_after_s when the
+ * endpoint said) or SENT_REJECTED; *status the HTTP status (0: no answer). */
+static int post(exp_t *e, const sbuf_t *req, long *status, long *retry_after_s, sbuf_t *answer,
+                size_t *sent) {
+  char *z = NULL;
+  size_t zlen = 0;
+  const char *body = req->p;
+  size_t len = req->len;
+  if (e->c.gzip && gzip_encode(req->p, req->len, &z, &zlen) == RIPPLE_OK) body = z, len = zlen;
+  struct curl_slist *h = e->hdrs;
+  struct curl_slist gz = {.data = (char *)"Content-Encoding: gzip", .next = e->hdrs};
+  if (z) h = &gz;
+  curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, body);
+  curl_easy_setopt(e->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, answer);
+  CURLcode cc = curl_easy_perform(e->curl);
+  *status = 0;
+  *retry_after_s = 0;
+  if (cc == CURLE_OK) {
+    curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, status);
+    curl_off_t ra = 0;
+    if (curl_easy_getinfo(e->curl, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
+      *retry_after_s = (long)(ra < 3600 ? ra : 3600);
+  }
+  free(z);
+  *sent = cc == CURLE_OK ? len : 0;
+  if (cc != CURLE_OK) {
+    ripple_log(RIPPLE_LOG_WARN, "otlp_export_failed", "error=\"%s\" action=retry",
+               curl_easy_strerror(cc));
+    return SENT_RETRY;
+  }
+  if (*status >= 200 && *status < 300) return SENT_OK;
+  if (*status == 429 || *status == 502 || *status == 503 || *status == 504) return SENT_RETRY;
+  return SENT_REJECTED;
+}
+
+/* The answer to a delivered request: a partial success is counted and said. */
+static void delivered(exp_t *e, const sbuf_t *answer) {
+  int64_t rejected = 0;
+  char msg[256];
+  otlp_read_response(answer->p, answer->len, &rejected, msg, sizeof msg);
+  if (rejected <= 0) return;
+  char q[600];
+  ripple_log_quote(msg, q, sizeof q);
+  ripple_log(RIPPLE_LOG_WARN, "otlp_partial_success", "rejected_spans=%" PRId64 " message=%s",
+             rejected, q);
+  pthread_mutex_lock(&e->mu);
+  e->spans_rejected += (uint64_t)rejected;
+  pthread_mutex_unlock(&e->mu);
+}
+
+/* Sleep ms, or less when stopping. Under mu. */
+static void wait_ms(exp_t *e, int64_t ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (ms % 1000) * 1000000;
+  if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+  pthread_cond_timedwait(&e->wake, &e->mu, &ts);
+}
+
+/* Full jitter in [d/2, d]. */
+static int64_t jitter(int64_t d) {
+  uint32_t r = 0;
+  (void)rnd_bytes(&r, sizeof r);
+  return d / 2 + (int64_t)(r % (uint32_t)(d / 2 + 1));
+}
+
+/* Read, send and settle the rows after from[] (committed up to upto[]);
+ * returns the delay before the next round (0: go on at once). Called without
+ * mu. */
+static int64_t round_once(exp_t *e, const uint64_t from[2], const uint64_t upto[2], int *attempt) {
+  reading_t rd[2] = {{e, DEC_MERGELOGS, 0, 0}, {e, DEC_SPANS, 0, 0}};
+  uint64_t to[2];
+  otlp_batch_reset(e->batch);
+  for (int k = 0; k < 2; k++) {
+    if (store_scan(e->srv->store, rd[k].kind, from[k], e->c.batch, add_row, &rd[k], &to[k]) !=
+        RIPPLE_OK)
+      return e->c.backoff_max_ms; /* the store cannot be read now */
+    /* A short read saw every row committed before upto was taken: the seqs in
+     * between were deleted or never committed, and are passed. */
+    if (rd[k].rows < e->c.batch && upto[k] > to[k]) to[k] = upto[k];
+  }
+  int result = SENT_OK;
+  long status = 0, retry_after = 0;
+  size_t sent = 0;
+  sbuf_t req, answer;
+  sbuf_init(&req);
+  sbuf_init(&answer);
+  if (otlp_batch_spans(e->batch)) {
+    if (otlp_batch_encode(e->batch, &req) != RIPPLE_OK) {
+      sbuf_free(&req);
+      return e->c.backoff_min_ms;
+    }
+    result = post(e, &req, &status, &retry_after, &answer, &sent);
+    if (result == SENT_OK) delivered(e, &answer);
+  }
+  pthread_mutex_lock(&e->mu);
+  e->requests[result] += otlp_batch_spans(e->batch) ? 1 : 0;
+  e->bytes_sent += sent;
+  if (result == SENT_REJECTED) {
+    char q[300];
+    answer.len = answer.len > 200 ? 200 : answer.len;
+    sbuf_putc(&answer, '\0');
+    ripple_log_quote(answer.p ? answer.p : "", q, sizeof q);
+    ripple_log(RIPPLE_LOG_ERROR, "otlp_export_rejected",
+               "status=%ld mergelogs=%" PRIu64 " spans=%" PRIu64 " answer=%s action=drop", status,
+               to[0] - from[0], to[1] - from[1], q);
+  }
+  int64_t delay = 0;
+  if (result == SENT_RETRY) {
+    int64_t d = e->c.backoff_min_ms << (*attempt < 16 ? *attempt : 16);
+    d = d < e->c.backoff_max_ms ? d : e->c.backoff_max_ms;
+    delay = retry_after ? retry_after * 1000 : jitter(d);
+    (*attempt)++;
+  } else {
+    *attempt = 0;
+    for (int k = 0; k < 2; k++) {
+      /* A bound that skipped rows meanwhile may have moved the cursor further. */
+      if (to[k] > e->cursor[k]) {
+        uint64_t n = to[k] - from[k];
+        if (result == SENT_OK) e->exported[k] += n - rd[k].bad;
+        else e->dropped_rejected[k] += n;
+        e->cursor[k] = to[k];
+      }
+      e->unreadable += rd[k].bad;
+      observe_lag(e, k);
+    }
+    if (result == SENT_OK && otlp_batch_spans(e->batch)) e->last_success = (double)time(NULL);
+    e->dirty = 1;
+  }
+  pthread_mutex_unlock(&e->mu);
+  sbuf_free(&req);
+  sbuf_free(&answer);
+  return delay;
+}
+
+/* Save the cursor when it moved and a second has passed (or force). Under mu. */
+static void maybe_save(exp_t *e, int force) {
+  if (!e->dirty || (!force && mono_ns() - e->saved_at < 1000000000)) return;
+  if (save_cursor(e->cursor_path, e->cursor[0], e->cursor[1]) != RIPPLE_OK) {
+    char q[600];
+    ripple_log_quote(e->cursor_path, q, sizeof q);
+    ripple_log(RIPPLE_LOG_ERROR, "otlp_cursor_not_saved", "path=%s error=\"%s\"", q,
+               strerror(errno));
+  }
+  e->dirty = 0;
+  e->saved_at = mono_ns();
+}
+
+static void *run(void *arg) {
+  exp_t *e = arg;
+  int attempt = 0;
+  pthread_mutex_lock(&e->mu);
+  while (!e->stop) {
+    bound_backlog(e);
+    maybe_save(e, 0);
+    if (e->cursor[0] >= e->last[0] && e->cursor[1] >= e->last[1]) {
+      wait_ms(e, 1000);
+      continue;
+    }
+    uint64_t from[2] = {e->cursor[0], e->cursor[1]}, upto[2] = {e->last[0], e->last[1]};
+    pthread_mutex_unlock(&e->mu);
+    int64_t delay = round_once(e, from, upto, &attempt);
+    pthread_mutex_lock(&e->mu);
+    if (delay > 0 && !e->stop) wait_ms(e, delay);
+  }
+  maybe_save(e, 1);
+  pthread_mutex_unlock(&e->mu);
+  return NULL;
+}
+
+/* ---- start and stop ---------------------------------------------------------------- */
+
+static char *dup_opt(const char *s) { return s ? strdup(s) : NULL; }
+
+static int setup_curl(exp_t *e, char *err, size_t cap) {
+  e->curl = curl_easy_init();
+  struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/x-protobuf");
+  for (char **p = e->c.headers; h && p && *p; p++) h = curl_slist_append(h, *p);
+  if (!e->curl || !h) {
+    curl_slist_free_all(h);
+    snprintf(err, cap, "out of memory setting up the OTLP client");
+    return RIPPLE_ENOMEM;
+  }
+  e->hdrs = h;
+  CURL *c = e->curl;
+  curl_easy_setopt(c, CURLOPT_URL, e->url);
+  curl_easy_setopt(c, CURLOPT_POST, 1L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->c.timeout_ms);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(e->c.timeout_ms < 5000 ? e->c.timeout_ms : 5000));
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress);
+  curl_easy_setopt(c, CURLOPT_XFERINFODATA, e);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  if (e->ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, e->ca_file);
+  if (e->client_cert) curl_easy_setopt(c, CURLOPT_SSLCERT, e->client_cert);
+  if (e->client_key) curl_easy_setopt(c, CURLOPT_SSLKEY, e->client_key);
+  return RIPPLE_OK;
+}
+
+int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t errcap) {
+  exp_t *e = calloc(1, sizeof *e);
+  if (!e) return RIPPLE_ENOMEM;
+  e->srv = s;
+  e->c = *c;
+  e->url = dup_opt(c->url);
+  e->ca_file = dup_opt(c->ca_file);
+  e->client_cert = dup_opt(c->client_cert);
+  e->client_key = dup_opt(c->client_key);
+  e->cursor_path = dup_opt(c->cursor_path);
+  e->c.headers = NULL; /* copied into the curl list by setup_curl */
+  pthread_mutex_init(&e->mu, NULL);
+  pthread_cond_init(&e->wake, NULL);
+  /* What is committed now; commits from here on come through the hook. */
+  e->last[0] = store_max_seq(s->store, DEC_MERGELOGS);
+  e->last[1] = store_max_seq(s->store, DEC_SPANS);
+  int rc = e->url && e->cursor_path ? RIPPLE_OK : RIPPLE_ENOMEM;
+  if (rc == RIPPLE_OK) rc = otlp_batch_new(&e->batch);
+  e->c.headers = c->headers;
+  if (rc == RIPPLE_OK) rc = setup_curl(e, err, errcap);
+  e->c.headers = NULL;
+  if (rc == RIPPLE_OK) {
+    load_cursor(e);
+    if (save_cursor(e->cursor_path, e->cursor[0], e->cursor[1]) != RIPPLE_OK) {
+      snprintf(err, errcap, "cannot write the OTLP cursor file %s: %s", e->cursor_path,
+               strerror(errno));
+      rc = RIPPLE_ESYS;
+    }
+  }
+  if (rc == RIPPLE_OK && pthread_create(&e->thread, NULL, run, e) != 0) rc = RIPPLE_ESYS;
+  if (rc != RIPPLE_OK) {
+    exp_stop(e);
+    return rc;
+  }
+  e->started = 1;
+  srv_on_commit(s, committed, e);
+  ripple_log(RIPPLE_LOG_INFO, "otlp_export_started",
+             "mergelogs_from=%" PRIu64 " spans_from=%" PRIu64 " backlog_mergelogs=%" PRIu64
+             " backlog_spans=%" PRIu64,
+             e->cursor[0], e->cursor[1], e->last[0] - e->cursor[0], e->last[1] - e->cursor[1]);
+  *out = e;
+  return RIPPLE_OK;
+}
+
+void exp_stop(exp_t *e) {
+  if (!e) return;
+  if (e->started) {
+    srv_on_commit(e->srv, NULL, NULL);
+    pthread_mutex_lock(&e->mu);
+    e->stop = 1;
+    pthread_cond_signal(&e->wake);
+    pthread_mutex_unlock(&e->mu);
+    pthread_join(e->thread, NULL);
+  }
+  curl_easy_cleanup(e->curl);
+  curl_slist_free_all(e->hdrs);
+  otlp_batch_free(e->batch);
+  pthread_cond_destroy(&e->wake);
+  pthread_mutex_destroy(&e->mu);
+  free(e->url);
+  free(e->ca_file);
+  free(e->client_cert);
+  free(e->client_key);
+  free(e->cursor_path);
+  free(e);
+}
+
+void exp_metrics(exp_t *e, sbuf_t *o) {
+  static const char *tables[2] = {"table=\"mergelogs\"", "table=\"spans\""};
+  pthread_mutex_lock(&e->mu);
+  prom_family(o, "ripple_otlp_export_rows_total", "counter",
+              "Rows delivered to the OTLP endpoint, by table.");
+  for (int k = 0; k < 2; k++) prom_sample_u(o, "ripple_otlp_export_rows_total", tables[k], e->exported[k]);
+  prom_family(o, "ripple_otlp_export_backlog_rows", "gauge",
+              "Rows stored but not yet delivered, by table (an upper bound: deleted rows count).");
+  for (int k = 0; k < 2; k++)
+    prom_sample_u(o, "ripple_otlp_export_backlog_rows", tables[k],
+                  e->last[k] > e->cursor[k] ? e->last[k] - e->cursor[k] : 0);
+  prom_family(o, "ripple_otlp_export_dropped_rows_total", "counter",
+              "Rows never delivered: skipped past the backlog bound, or in a request the "
+              "endpoint refused for good.");
+  for (int k = 0; k < 2; k++) {
+    char l[64];
+    snprintf(l, sizeof l, "%s,reason=\"backlog\"", tables[k]);
+    prom_sample_u(o, "ripple_otlp_export_dropped_rows_total", l, e->dropped_backlog[k]);
+    snprintf(l, sizeof l, "%s,reason=\"rejected\"", tables[k]);
+    prom_sample_u(o, "ripple_otlp_export_dropped_rows_total", l, e->dropped_rejected[k]);
+  }
+  prom_family(o, "ripple_otlp_export_requests_total", "counter",
+              "Requests to the OTLP endpoint, by result (ok, retry, rejected).");
+  for (int r = 0; r < RESULTS; r++) {
+    char l[32];
+    snprintf(l, sizeof l, "result=\"%s\"", result_names[r]);
+    prom_sample_u(o, "ripple_otlp_export_requests_total", l, e->requests[r]);
+  }
+  prom_counter(o, "ripple_otlp_export_rejected_spans_total",
+               "Spans the endpoint refused in a partial success.", e->spans_rejected);
+  prom_counter(o, "ripple_otlp_export_unreadable_rows_total",
+               "Stored rows that could not be turned into spans (left out).", e->unreadable);
+  prom_counter(o, "ripple_otlp_export_sent_bytes_total", "Request bytes sent (compressed).",
+               e->bytes_sent);
+  prom_gauge(o, "ripple_otlp_export_last_success_timestamp_seconds",
+             "When a request was last delivered (Unix time; 0: never).", e->last_success);
+  prom_family(o, "ripple_otlp_export_lag_seconds", "histogram",
+              "From a commit to the delivery of its last row.");
+  prom_histogram(o, "ripple_otlp_export_lag_seconds", "",
+                 &(prom_hist_t){.bounds = lag_bounds,
+                                .nbounds = LAG_BUCKETS,
+                                .counts = e->lag_counts,
+                                .sum = e->lag_sum,
+                                .count = e->lag_count});
+  pthread_mutex_unlock(&e->mu);
+}

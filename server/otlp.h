@@ -1,0 +1,94 @@
+/*
+ * otlp.h - ripple records as OpenTelemetry traces, and OpenTelemetry traces as
+ * ripple spans (OTLP/HTTP, protobuf or JSON). The mapping is documented in
+ * docs/otlp.md; in short:
+ *
+ *   - a CPID is a trace id (its 16 bytes);
+ *   - each CPID has a root span whose span id is the CPID's last 8 bytes
+ *     (otlp_root_span_id), made from its mergelog: a span named "ripple.root"
+ *     (a person's change) or "ripple.merge", with a link to the root span of
+ *     every source CPID;
+ *   - a ripple span keeps its span id and parent; one without a parent hangs
+ *     under its CPID's root span;
+ *   - service.name is the component.
+ *
+ * Encoding (the exporter) takes the stored canonical JSON of records; decoding
+ * (POST /v1/traces) turns the spans of a request that belong to a CPID into a
+ * JSON array of ripple spans that dec_decode() accepts.
+ *
+ * Ownership: an otlp_batch_t owns everything added to it until
+ * otlp_batch_free(); output goes to the caller's sbuf_t.
+ */
+#ifndef RIPPLE_SERVER_OTLP_H
+#define RIPPLE_SERVER_OTLP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "ripple/ripple.h"
+#include "ripplex/sbuf.h"
+
+/* The span id of a CPID's root span: its last 8 bytes (never all zero: a
+ * UUID's variant bits are in byte 8). */
+void otlp_root_span_id(const ripple_cpid_t *cpid, uint8_t out[8]);
+
+/* ---- export ------------------------------------------------------------- */
+
+typedef struct otlp_batch otlp_batch_t;
+
+int otlp_batch_new(otlp_batch_t **out);
+/* Add one stored record (canonical JSON, docs/api.md). RIPPLE_EJSON when the
+ * body is not a record (it is then left out). */
+int otlp_batch_add(otlp_batch_t *b, dec_kind_t kind, const char *body, size_t len);
+/* Spans in the batch (root spans included). */
+size_t otlp_batch_spans(const otlp_batch_t *b);
+/* The batch as an ExportTraceServiceRequest in protobuf, appended to out. */
+int otlp_batch_encode(otlp_batch_t *b, sbuf_t *out);
+/* Empty the batch for reuse. */
+void otlp_batch_reset(otlp_batch_t *b);
+void otlp_batch_free(otlp_batch_t *b);
+
+/* An ExportTraceServiceResponse (protobuf) read for its partial success:
+ * rejected spans and the message (NUL-terminated, cut to cap). An empty or
+ * unreadable body reads as none rejected. */
+void otlp_read_response(const void *body, size_t len, int64_t *rejected, char *msg, size_t cap);
+
+/* ---- receive ------------------------------------------------------------ */
+
+typedef enum { OTLP_PROTOBUF, OTLP_JSON } otlp_encoding_t;
+
+typedef struct otlp_recv {
+  const dec_limits_t *lim; /* the server's limits: values are cut to fit them */
+  /* Is this trace id a CPID the server knows (has in its graph)? */
+  int (*known)(void *ud, const ripple_cpid_t *cpid);
+  void *ud;
+} otlp_recv_t;
+
+typedef struct otlp_result {
+  size_t spans;    /* spans in the request */
+  size_t accepted; /* turned into ripple spans (in the output array) */
+  size_t rejected; /* left out: not a CPID's, or malformed */
+  char msg[192];   /* why the first was left out ("" when none was) */
+} otlp_result_t;
+
+/* Convert a request body. On RIPPLE_OK, out holds a JSON array of ripple
+ * spans (possibly empty) and *res the counts. RIPPLE_EJSON when the body is
+ * not an ExportTraceServiceRequest in that encoding (msg says why);
+ * RIPPLE_ENOMEM when decoding it would take more memory than a request may. */
+int otlp_receive(otlp_encoding_t enc, const void *body, size_t len, const otlp_recv_t *r,
+                 sbuf_t *out, otlp_result_t *res);
+/* The answer to a request: an ExportTraceServiceResponse in the request's
+ * encoding, with a partial success when spans were rejected. */
+void otlp_response(otlp_encoding_t enc, const otlp_result_t *res, sbuf_t *out);
+
+/* ---- shared by otlp_*.c ---------------------------------------------------- */
+
+/* A span as both encodings see it, for otlp_receive's converter. Strings are
+ * not NUL-terminated. */
+typedef struct otlp_kv {
+  const char *key, *val;
+  size_t key_len, val_len;
+} otlp_kv_t;
+
+#endif
