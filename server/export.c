@@ -68,12 +68,28 @@ struct exp {
 
 /* ---- the cursor file ------------------------------------------------------------- */
 
+/* Decimal digits up to the character stop, without overflow: advances *p. */
+static int read_u64(const char **p, char stop, uint64_t *out) {
+  const char *s = *p;
+  uint64_t v = 0;
+  if (*s < '0' || *s > '9') return 0;
+  for (; *s >= '0' && *s <= '9'; s++) {
+    if (v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10) return 0;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  if (*s != stop) return 0;
+  *p = s + 1;
+  *out = v;
+  return 1;
+}
+
 int exp_cursor_parse(const char *text, uint64_t *ml, uint64_t *sp) {
-  unsigned long long a, b;
-  int end = 0;
-  if (sscanf(text, "ripple-otlp-cursor 1 %20llu %20llu\n%n", &a, &b, &end) != 2 || end == 0 ||
-      text[end] != '\0' || text[strlen("ripple-otlp-cursor 1 ")] == '-')
-    return RIPPLE_EINVAL;
+  static const char head[] = "ripple-otlp-cursor 1 ";
+  const char *p = text;
+  uint64_t a, b;
+  if (strncmp(p, head, sizeof head - 1) != 0) return RIPPLE_EINVAL;
+  p += sizeof head - 1;
+  if (!read_u64(&p, ' ', &a) || !read_u64(&p, '\n', &b) || *p) return RIPPLE_EINVAL;
   *ml = a;
   *sp = b;
   return RIPPLE_OK;
@@ -467,6 +483,23 @@ void exp_stop(exp_t *e) {
   free(e->client_key);
   free(e->cursor_path);
   free(e);
+}
+
+void exp_stats(exp_t *e, exp_stats_t *out) {
+  pthread_mutex_lock(&e->mu);
+  for (int k = 0; k < 2; k++) {
+    out->cursor[k] = e->cursor[k];
+    out->last[k] = e->last[k];
+    out->exported[k] = e->exported[k];
+    out->dropped_backlog[k] = e->dropped_backlog[k];
+    out->dropped_rejected[k] = e->dropped_rejected[k];
+  }
+  out->unreadable = e->unreadable;
+  out->requests_ok = e->requests[SENT_OK];
+  out->requests_retry = e->requests[SENT_RETRY];
+  out->requests_rejected = e->requests[SENT_REJECTED];
+  out->spans_rejected = e->spans_rejected;
+  pthread_mutex_unlock(&e->mu);
 }
 
 void exp_metrics(exp_t *e, sbuf_t *o) {

@@ -49,6 +49,12 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
 /* Stop: the request in flight is abandoned (it is sent again after a
  * restart), the cursor is saved. NULL is a no-op. */
 void exp_stop(exp_t *e);
+typedef struct exp_stats {
+  uint64_t cursor[2], last[2]; /* [0] mergelogs, [1] spans: delivered up to, committed up to */
+  uint64_t exported[2], dropped_backlog[2], dropped_rejected[2], unreadable;
+  uint64_t requests_ok, requests_retry, requests_rejected, spans_rejected;
+} exp_stats_t;
+void exp_stats(exp_t *e, exp_stats_t *out);
 /* The exporter's metrics (ripple_otlp_export_*), Prometheus text. */
 void exp_metrics(exp_t *e, sbuf_t *out);
 

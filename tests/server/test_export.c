@@ -1,0 +1,371 @@
+/*
+ * test_export.c - the OTLP exporter (export.h) in this process, against
+ * endpoints that answer as OTLP allows: a scripted peer (429 and 503 with
+ * Retry-After, 502, 400, partial success, no listener at all) and a second
+ * real trace server's POST /v1/traces, across restarts of the exporting one.
+ * What is asserted is what an operator relies on: nothing acknowledged is
+ * skipped, a refused batch is not retried, the backlog stays bounded, the
+ * cursor survives a restart. (Against a real Jaeger: test_otlp_lab.)
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "gzip.h"
+#include "http_client.h"
+#include "otlp.pb-c.h"
+#include "ripplex/httpd.h"
+#include "server_rig.h"
+#include "testutil.h"
+
+#define C1 "11111111-1111-4111-8111-111111111111"
+
+/* ---- a scripted OTLP endpoint ----------------------------------------------------- */
+
+typedef struct peer {
+  struct MHD_Daemon *d;
+  uint16_t port;
+  char url[64];
+  pthread_mutex_t mu;
+  const int *script; /* statuses to answer, in turn; past the end: 200 */
+  size_t nscript, requests;
+  int64_t partial; /* rejected spans to claim in each 200 */
+  size_t spans;    /* spans in requests answered 200 */
+  int gzipped;     /* requests that came compressed */
+} peer_t;
+
+static size_t count_spans(const char *p, size_t n) {
+  Ripple__Otlp__ExportTraceServiceRequest *r =
+      ripple__otlp__export_trace_service_request__unpack(NULL, n, (const uint8_t *)p);
+  assert_non_null(r);
+  size_t spans = 0;
+  for (size_t i = 0; i < r->n_resource_spans; i++)
+    for (size_t j = 0; j < r->resource_spans[i]->n_scope_spans; j++)
+      spans += r->resource_spans[i]->scope_spans[j]->n_spans;
+  ripple__otlp__export_trace_service_request__free_unpacked(r, NULL);
+  return spans;
+}
+
+static enum MHD_Result peer_request(void *cls, struct MHD_Connection *c, const char *url,
+                                    const char *method, const char *version, const char *data,
+                                    size_t *size, void **con_cls) {
+  (void)url, (void)method, (void)version;
+  peer_t *p = cls;
+  httpd_req_t *r;
+  int rc = httpd_req_feed(c, con_cls, data, size, 16 << 20, &r);
+  if (rc <= 0) return rc == 0 ? MHD_YES : MHD_NO;
+  const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+  char *plain = NULL;
+  size_t len = r->body.len;
+  if (ce && !strcmp(ce, "gzip"))
+    assert_int_equal(gzip_decode(r->body.p, r->body.len, 64 << 20, &plain, &len), RIPPLE_OK);
+  pthread_mutex_lock(&p->mu);
+  int status = p->requests < p->nscript ? p->script[p->requests] : 200;
+  p->requests++;
+  p->gzipped += plain != NULL;
+  if (status == 200) p->spans += count_spans(plain ? plain : r->body.p, len);
+  int64_t partial = p->partial;
+  pthread_mutex_unlock(&p->mu);
+  free(plain);
+  static const char *const retry_after[] = {"Retry-After", "1", NULL};
+  if (status == 200 && partial) {
+    Ripple__Otlp__ExportTraceServiceResponse a = RIPPLE__OTLP__EXPORT_TRACE_SERVICE_RESPONSE__INIT;
+    Ripple__Otlp__ExportTracePartialSuccess ps = RIPPLE__OTLP__EXPORT_TRACE_PARTIAL_SUCCESS__INIT;
+    ps.rejected_spans = partial;
+    ps.error_message = "too old";
+    a.partial_success = &ps;
+    uint8_t buf[128];
+    size_t n = ripple__otlp__export_trace_service_response__pack(&a, buf);
+    return httpd_send(c, 200, "application/x-protobuf", (const char *)buf, n);
+  }
+  return httpd_send_headers(c, (unsigned)status, "text/plain", "no", 2,
+                            status == 503 ? retry_after : NULL);
+}
+
+static void peer_start(peer_t *p, const int *script, size_t n) {
+  memset(p, 0, sizeof *p);
+  pthread_mutex_init(&p->mu, NULL);
+  p->script = script;
+  p->nscript = n;
+  httpd_opts_t o = {.host = "127.0.0.1",
+                    .max_connections = 16,
+                    .timeout_s = 10,
+                    .on_request = peer_request,
+                    .on_completed = httpd_req_done,
+                    .cls = p};
+  char err[256];
+  assert_int_equal(httpd_start(&o, &p->d, &p->port, err, sizeof err), RIPPLE_OK);
+  snprintf(p->url, sizeof p->url, "http://127.0.0.1:%u/v1/traces", p->port);
+}
+
+static void peer_stop(peer_t *p) {
+  MHD_stop_daemon(p->d);
+  pthread_mutex_destroy(&p->mu);
+}
+
+static size_t peer_get(peer_t *p, const size_t *field) {
+  pthread_mutex_lock(&p->mu);
+  size_t v = *field;
+  pthread_mutex_unlock(&p->mu);
+  return v;
+}
+
+/* ---- the exporting server ------------------------------------------------------------ */
+
+static exp_config_t config(const rig_t *r, const char *url, char *cursor, size_t cap) {
+  snprintf(cursor, cap, "%s.otlp-cursor", r->db);
+  return (exp_config_t){.url = url,
+                        .gzip = 1,
+                        .batch = 50,
+                        .max_backlog = 100000,
+                        .timeout_ms = 5000,
+                        .backoff_min_ms = 20,
+                        .backoff_max_ms = 200,
+                        .cursor_path = cursor};
+}
+
+/* n spans of C1 (span ids first+1 .. first+n), in one POST. */
+static void post_spans(const rig_t *r, size_t first, size_t n) {
+  sbuf_t b;
+  sbuf_init(&b);
+  sbuf_putc(&b, '[');
+  for (size_t i = 0; i < n; i++)
+    sbuf_printf(&b,
+                "%s{\"cpid\":\"" C1 "\",\"span_id\":\"%016zx\",\"service\":\"svc\",\"name\":"
+                "\"write\",\"start\":\"2026-11-24T10:00:00Z\",\"end\":\"2026-11-24T10:00:01Z\"}",
+                i ? "," : "", first + i + 1);
+  sbuf_putc(&b, ']');
+  rig_post(r, "spans", b.p);
+  sbuf_free(&b);
+}
+
+/* Wait (up to 30 s) until the exporter has delivered or given up on every
+ * span committed so far. */
+static void settle(exp_t *e, exp_stats_t *st) {
+  for (int i = 0; i < 3000; i++) {
+    exp_stats(e, st);
+    if (st->cursor[1] >= st->last[1] && st->cursor[0] >= st->last[0]) return;
+    usleep(10000);
+  }
+  fail_msg("the exporter did not catch up: spans %" PRIu64 " of %" PRIu64, st->cursor[1],
+           st->last[1]);
+}
+
+static void test_retries_then_delivers(void **state) {
+  rig_t *r = *state;
+  static const int script[] = {503, 429, 502, 504};
+  peer_t p;
+  peer_start(&p, script, 4);
+  rig_open(r);
+  char cursor[128];
+  exp_config_t c = config(r, p.url, cursor, sizeof cursor);
+  exp_t *e;
+  char err[256];
+  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  post_spans(r, 0, 30);
+  exp_stats_t st;
+  settle(e, &st);
+  assert_int_equal(st.exported[1], 30);
+  assert_int_equal(st.requests_retry, 4);
+  assert_int_equal(st.requests_ok, 1);
+  assert_int_equal(peer_get(&p, &p.requests), 5); /* the same batch, five times */
+  assert_int_equal(peer_get(&p, &p.spans), 30);
+  assert_int_equal(p.gzipped, 5);
+  exp_stop(e);
+  rig_close(r);
+  peer_stop(&p);
+}
+
+/* A 400 can never succeed: that batch is dropped, counted, not sent again,
+ * and the next one goes through. */
+static void test_refused_batch_is_dropped(void **state) {
+  rig_t *r = *state;
+  static const int script[] = {400};
+  peer_t p;
+  peer_start(&p, script, 1);
+  rig_open(r);
+  char cursor[128];
+  exp_config_t c = config(r, p.url, cursor, sizeof cursor);
+  exp_t *e;
+  char err[256];
+  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  post_spans(r, 0, 10);
+  exp_stats_t st;
+  settle(e, &st);
+  assert_int_equal(st.dropped_rejected[1], 10);
+  assert_int_equal(st.requests_rejected, 1);
+  post_spans(r, 10, 5);
+  settle(e, &st);
+  assert_int_equal(st.exported[1], 5);
+  assert_int_equal(peer_get(&p, &p.requests), 2);
+  assert_int_equal(peer_get(&p, &p.spans), 5);
+  exp_stop(e);
+  rig_close(r);
+  peer_stop(&p);
+}
+
+/* A partial success is delivered (the endpoint decided): counted, never sent again. */
+static void test_partial_success_not_retried(void **state) {
+  rig_t *r = *state;
+  peer_t p;
+  peer_start(&p, NULL, 0);
+  p.partial = 3;
+  rig_open(r);
+  char cursor[128];
+  exp_config_t c = config(r, p.url, cursor, sizeof cursor);
+  exp_t *e;
+  char err[256];
+  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  post_spans(r, 0, 10);
+  exp_stats_t st;
+  settle(e, &st);
+  assert_int_equal(st.exported[1], 10);
+  assert_int_equal(st.spans_rejected, 3);
+  assert_int_equal(peer_get(&p, &p.requests), 1);
+  exp_stop(e);
+  rig_close(r);
+  peer_stop(&p);
+}
+
+/* Nobody listening: retried until somebody does, with a bounded backlog:
+ * past max_backlog the oldest rows are skipped and counted. */
+static void test_dead_endpoint_bounded_backlog(void **state) {
+  rig_t *r = *state;
+  peer_t p;
+  peer_start(&p, NULL, 0);
+  uint16_t port = p.port;
+  peer_stop(&p); /* the port is now closed: connections are refused */
+  rig_open(r);
+  char cursor[128], url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/traces", port);
+  exp_config_t c = config(r, url, cursor, sizeof cursor);
+  c.max_backlog = 20;
+  exp_t *e;
+  char err[256];
+  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  post_spans(r, 0, 50);
+  exp_stats_t st;
+  for (int i = 0; i < 1000; i++) { /* until the bound has acted */
+    exp_stats(e, &st);
+    if (st.dropped_backlog[1] && st.requests_retry) break;
+    usleep(10000);
+  }
+  assert_int_equal(st.dropped_backlog[1], 30);
+  assert_int_equal(st.last[1] - st.cursor[1], 20);
+  assert_int_equal(st.exported[1], 0);
+  exp_stop(e);
+  rig_close(r);
+}
+
+/* Ids of spans a server holds for C1. */
+static size_t spans_of(const rig_t *r, int *seen, size_t cap) {
+  json_t *j = hc_get_json(r->base, "/v1/cpids/" C1 "/spans", 200);
+  assert_non_null(j);
+  size_t i, n = 0;
+  json_t *s;
+  json_array_foreach(json_object_get(j, "spans"), i, s) {
+    unsigned long id = strtoul(json_string_value(json_object_get(s, "span_id")), NULL, 16);
+    if (id && id <= cap) seen[id - 1]++;
+    n++;
+  }
+  json_decref(j);
+  return n;
+}
+
+/* Server A exports to server B's POST /v1/traces (exported spans carry
+ * ripple.cpid, so B takes them). A is stopped and opened again between
+ * batches and while a batch is waiting: B ends up with every span, and the
+ * cursor file says where A got to. */
+static void test_restart_sends_rest(void **state) {
+  rig_t *a = *state, *b = rig_new();
+  rig_open(b);
+  char url[96], cursor[128];
+  snprintf(url, sizeof url, "%s/v1/traces", b->base);
+  enum { N = 400 };
+  size_t posted = 0;
+  for (int round = 0; round < 4; round++) {
+    rig_open(a);
+    exp_config_t c = config(a, url, cursor, sizeof cursor);
+    exp_t *e;
+    char err[256];
+    assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+    for (int k = 0; k < 2; k++, posted += N / 8) post_spans(a, posted, N / 8);
+    exp_stop(e); /* at once: some rows may still be waiting */
+    rig_close(a);
+  }
+  /* The last start sends what is left. */
+  rig_open(a);
+  exp_config_t c = config(a, url, cursor, sizeof cursor);
+  exp_t *e;
+  char err[256];
+  assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  exp_stats_t st;
+  settle(e, &st);
+  exp_stop(e);
+  int seen[N] = {0};
+  size_t total = spans_of(b, seen, N);
+  for (size_t i = 0; i < N; i++)
+    if (seen[i] < 1) fail_msg("span %zu never reached the endpoint", i + 1);
+  assert_true(total >= N);
+  char *text = NULL;
+  uint64_t ml, sp;
+  assert_int_equal(sbuf_read_file(cursor, &text), RIPPLE_OK);
+  assert_int_equal(exp_cursor_parse(text, &ml, &sp), RIPPLE_OK);
+  assert_int_equal(sp, store_max_seq(a->srv.store, DEC_SPANS));
+  free(text);
+  rig_close(a);
+  rig_close(b);
+  rig_teardown((void **)&b);
+}
+
+/* A cursor file that is garbage, or ahead of the database (the database was
+ * replaced), sends everything again rather than skipping anything. */
+static void test_bad_cursor_sends_all(void **state) {
+  rig_t *r = *state;
+  peer_t p;
+  peer_start(&p, NULL, 0);
+  rig_open(r);
+  post_spans(r, 0, 7);
+  char cursor[128];
+  exp_config_t c = config(r, p.url, cursor, sizeof cursor);
+  const char *bad[] = {"garbage\n", "ripple-otlp-cursor 1 0 999999\n"};
+  for (int i = 0; i < 2; i++) {
+    FILE *f = fopen(cursor, "w");
+    fputs(bad[i], f);
+    fclose(f);
+    exp_t *e;
+    char err[256];
+    assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+    exp_stats_t st;
+    settle(e, &st);
+    assert_int_equal(st.exported[1], 7);
+    exp_stop(e);
+  }
+  assert_int_equal(peer_get(&p, &p.spans), 14);
+  /* A cursor that cannot be written stops the start, saying so. */
+  c.cursor_path = "/nonexistent-dir/cursor";
+  exp_t *e;
+  char err[256];
+  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_ESYS);
+  assert_non_null(strstr(err, "/nonexistent-dir/cursor"));
+  rig_close(r);
+  peer_stop(&p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_retries_then_delivers, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_refused_batch_is_dropped, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_partial_success_not_retried, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_dead_endpoint_bounded_backlog, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_restart_sends_rest, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_bad_cursor_sends_all, rig_setup, rig_teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
