@@ -44,10 +44,11 @@ build-tsan: deps
 	    -DRIPPLE_TSAN=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)/tsan -j $(JOBS)
 
-# The test cluster's binaries, built once through the Go module proxy and cached
-# outside the work tree (docs/lab.md).
+# The test cluster's binaries and Jaeger (the OTLP backend of lab tests), built
+# once through the Go module proxy and cached outside the work tree (docs/lab.md).
 lab: deps
 	@lab/build.sh >/dev/null
+	@lab/build.sh --jaeger >/dev/null
 
 demo: build lab
 	@scripts/with-lab scripts/demo $(BUILD)/release
@@ -84,6 +85,7 @@ bench: build lab
 	@scripts/with-lab bench/bench-webhook.sh --build $(BUILD)/release
 	@scripts/with-lab bench/bench-guard.sh --build $(BUILD)/release
 	@bench/bench-dashboard.sh --build $(BUILD)/release
+	@bench/bench-otlp.sh --build $(BUILD)/release
 	@$(BUILD)/release/bench/bench_server
 	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/bin/ripple-server
 

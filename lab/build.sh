@@ -2,21 +2,29 @@
 # shellcheck source-path=SCRIPTDIR
 # Build the lab's upstream binaries (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl, kwok) from their Go modules through the Go module proxy,
-# and the lab's test operator (lab/build/operator, controller-runtime).
+# and the lab's test operator (lab/build/operator, controller-runtime); on request,
+# Jaeger v2 (github.com/jaegertracing/jaeger, the OTLP backend of lab tests).
 #
 # Versions come from lab/versions.env. Binaries are cached outside the work tree in
 #   ${RIPPLE_LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ripple-lab}/<key>/bin
 # where <key> names every version and the Go toolchain; a second build is skipped.
 # The operator has a key of its own (a hash of its go.mod, go.sum and sources), so
 # it is rebuilt only when it changes, and the upstream binaries not at all.
+# Jaeger has its own key too (jaeger-<version>_<go version>_r<rev>/bin/jaeger) and is
+# built only by --jaeger: its module has replace directives, so it is built inside a
+# copy of its own module source (go mod download), not through a wrapper module.
 #
 # Usage: lab/build.sh            build if needed, print the bin directory on stdout
 #        lab/build.sh --print    print the bin directory (no build; exit 1 if not built)
 #        lab/build.sh --operator build if needed, print the operator's binary's path
 #        lab/build.sh --print-operator  print it (no build; exit 1 if not built)
+#        lab/build.sh --jaeger   build Jaeger if needed, print its binary's path
+#        lab/build.sh --print-jaeger    print it (no build; exit 1 if not built)
 #        lab/build.sh --regen    regenerate the wrapper go.mod/go.sum files, then build
-#        lab/build.sh --force    rebuild even if the cache has the binaries
-# Progress goes to stderr; only the bin directory goes to stdout.
+#        lab/build.sh --force    rebuild even if the cache has the binaries (not Jaeger:
+#                                remove its cache directory to rebuild it)
+# Progress goes to stderr; only the bin directory (or the one path asked for) goes
+# to stdout.
 set -euo pipefail
 
 LAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,6 +50,8 @@ case "${1:-}" in
   --print) mode=print ;;
   --operator) mode=operator ;;
   --print-operator) mode=print-operator ;;
+  --jaeger) mode=jaeger ;;
+  --print-jaeger) mode=print-jaeger ;;
   --regen) mode=regen ;;
   --force) mode=force ;;
   -h|--help) sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -74,6 +84,53 @@ complete() {
 }
 op_complete() { [[ -f "$cache_root/$op_key/complete" && -x $op_bin ]]; }
 
+# Bump when Jaeger's build recipe changes.
+JAEGER_BUILD_REV=1
+jaeger_key="jaeger-${JAEGER_VERSION}_${go_version}_r${JAEGER_BUILD_REV}"
+jaeger_bin="$cache_root/$jaeger_key/bin/jaeger"
+jaeger_complete() { [[ -f "$cache_root/$jaeger_key/complete" && -x $jaeger_bin ]]; }
+
+# Jaeger: `go install module@version` refuses a module whose go.mod has replace
+# directives (Jaeger's replaces sarama), so build ./cmd/jaeger inside a writable copy
+# of the module's source, where its go.mod (replaces included) is the main module.
+# The version stamps are those of Jaeger's scripts/makefiles/BuildInfo.mk: the v2
+# release's tag from the module's CHANGELOG, the date from the module proxy.
+build_jaeger() {
+  local t0 work dl dir info date v2 ldflags
+  t0=$(date +%s)
+  mkdir -p "$cache_root/$jaeger_key"
+  work=$(mktemp -d "$cache_root/$jaeger_key/build.tmp.XXXXXX")
+  # shellcheck disable=SC2064 # expand now: $work is local
+  trap "rm -rf '$work'" EXIT
+  log "downloading github.com/jaegertracing/jaeger@$JAEGER_VERSION"
+  # Outside any module (in $work), so no go.mod around the caller is touched.
+  dl=$(cd "$work" && go mod download -json "github.com/jaegertracing/jaeger@$JAEGER_VERSION") ||
+    die "cannot download github.com/jaegertracing/jaeger@$JAEGER_VERSION: $dl"
+  dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$dl")
+  info=$(sed -n 's/^[[:space:]]*"Info": "\(.*\)",$/\1/p' <<<"$dl")
+  [[ -d $dir/cmd/jaeger ]] || die "github.com/jaegertracing/jaeger@$JAEGER_VERSION has no cmd/jaeger (in '$dir')"
+  date=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info" 2>/dev/null || true)
+  v2=$(sed -n "s#^${JAEGER_VERSION//./\\.} / \(v2\.[0-9.]*\) .*#\1#p" "$dir/CHANGELOG.md" | head -n1)
+  [[ -n $v2 ]] || die "cannot find Jaeger's v2 release for $JAEGER_VERSION in $dir/CHANGELOG.md"
+  # The module cache is read-only; go build may write go.sum in the copy.
+  cp -R "$dir" "$work/src" || die "cannot copy $dir to $work/src"
+  chmod -R u+w "$work/src" || die "cannot make $work/src writable"
+  mkdir "$work/bin"
+  ldflags="-s -w"
+  ldflags+=" -X github.com/jaegertracing/jaeger/internal/version.latestVersion=$v2"
+  ldflags+=" -X github.com/jaegertracing/jaeger/internal/version.date=${date:-1970-01-01T00:00:00Z}"
+  log "go build Jaeger $v2 (module $JAEGER_VERSION, $(nproc) cores) into $jaeger_bin"
+  (cd "$work/src" && go build -trimpath -ldflags "$ldflags" -o "$work/bin/jaeger" ./cmd/jaeger) ||
+    die "building Jaeger ($JAEGER_VERSION) failed"
+  rm -rf "${cache_root:?}/$jaeger_key/bin"
+  mv "$work/bin" "$cache_root/$jaeger_key/bin"
+  rm -rf "$work"
+  trap - EXIT
+  printf 'key=%s\nrelease=%s\nbuilt=%s\nseconds=%s\n' "$jaeger_key" "$v2" \
+    "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(( $(date +%s) - t0 ))" > "$cache_root/$jaeger_key/complete"
+  log "Jaeger built in $(( $(date +%s) - t0 ))s"
+}
+
 case $mode in
   print)
     complete || die "binaries for $key are not built yet (run lab/build.sh)"
@@ -83,6 +140,16 @@ case $mode in
   print-operator)
     op_complete || die "the operator ($op_key) is not built yet (run lab/build.sh)"
     echo "$op_bin"
+    exit 0
+    ;;
+  print-jaeger)
+    jaeger_complete || die "Jaeger ($jaeger_key) is not built yet (run lab/build.sh --jaeger)"
+    echo "$jaeger_bin"
+    exit 0
+    ;;
+  jaeger)
+    if jaeger_complete; then log "cached: $jaeger_bin"; else build_jaeger; fi
+    echo "$jaeger_bin"
     exit 0
     ;;
 esac

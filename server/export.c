@@ -6,8 +6,10 @@
  * OTLP request; POST it; on a 2xx (or an answer that can never succeed) move
  * the cursor past them. A retryable failure leaves the cursor where it is and
  * waits, so the next round reads the same rows again (plus any new ones).
- * The cursor is saved at most once a second and at stop; a crash in between
- * sends some rows again, which at-least-once allows.
+ * The cursor is saved after every request that moved it (a new file renamed
+ * over the old: a process killed at any moment leaves the old cursor or the
+ * new one), synced to disk once a second and at stop; a power loss may lose
+ * the last second's saves, which sends those rows again: at least once.
  */
 #include "export.h"
 
@@ -15,6 +17,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +32,7 @@
 #include "ripplex/rnd.h"
 
 #define LAG_RING 1024
+#define WAIT_MS 100 /* the longest idle wait: how late a missed wake-up can be */
 #define LAG_BUCKETS 13
 static const double lag_bounds[LAG_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                                1,     2.5,  5,     10,   30,   60};
@@ -35,11 +40,13 @@ static const double lag_bounds[LAG_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.
 enum { SENT_OK, SENT_RETRY, SENT_REJECTED, RESULTS };
 static const char *result_names[RESULTS] = {"ok", "retry", "rejected"};
 
-/* When each commit became visible, to measure how long rows wait. */
+/* When each commit became visible, to measure how long rows wait: written by
+ * the store's writer thread (tail), read by the exporter's (head), without a
+ * lock. A sample that finds the ring full is not taken. */
 typedef struct lag_ring {
   uint64_t seq[LAG_RING];
   int64_t at[LAG_RING];
-  size_t head, n;
+  atomic_size_t head, tail;
 } lag_ring_t;
 
 struct exp {
@@ -52,12 +59,16 @@ struct exp {
   pthread_t thread;
   int started;
 
-  pthread_mutex_t mu; /* guards everything below */
-  pthread_cond_t wake;
-  int stop;
-  uint64_t last[2];   /* newest committed row of each table */
-  uint64_t cursor[2]; /* newest row delivered (or given up on) */
+  /* Shared with the store's writer thread, which never takes a lock of ours:
+   * a stalled exporter can never hold up a commit. */
+  atomic_uint_fast64_t last[2]; /* newest committed row of each table */
   lag_ring_t lag[2];
+  atomic_int stop;
+  pthread_cond_t wake; /* signalled by the writer without mu: a missed wake-up
+                          costs at most one idle wait (WAIT_MS) */
+
+  pthread_mutex_t mu; /* guards everything below: the exporter's thread and readers of stats */
+  uint64_t cursor[2]; /* newest row delivered (or given up on) */
   uint64_t exported[2], dropped_backlog[2], dropped_rejected[2], unreadable;
   uint64_t requests[RESULTS], spans_rejected, bytes_sent;
   uint64_t lag_counts[LAG_BUCKETS + 1], lag_count;
@@ -95,15 +106,15 @@ int exp_cursor_parse(const char *text, uint64_t *ml, uint64_t *sp) {
   return RIPPLE_OK;
 }
 
-/* Write the cursor atomically (a new file renamed over the old one, synced
- * first so a power loss cannot leave an empty file). */
-static int save_cursor(const char *path, uint64_t ml, uint64_t sp) {
+/* Write the cursor atomically (a new file renamed over the old one; synced
+ * first when sync is set, so a power loss cannot leave an empty file). */
+static int save_cursor(const char *path, uint64_t ml, uint64_t sp, int sync) {
   char tmp[4200];
   if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return RIPPLE_ERANGE;
   FILE *f = fopen(tmp, "w");
   if (!f) return RIPPLE_ESYS;
   int ok = fprintf(f, "ripple-otlp-cursor 1 %" PRIu64 " %" PRIu64 "\n", ml, sp) > 0;
-  ok = fflush(f) == 0 && ok && fsync(fileno(f)) == 0;
+  ok = fflush(f) == 0 && ok && (!sync || fsync(fileno(f)) == 0);
   ok = fclose(f) == 0 && ok;
   if (!ok || rename(tmp, path) != 0) {
     unlink(tmp);
@@ -131,7 +142,7 @@ static void load_cursor(exp_t *e) {
     ripple_log(RIPPLE_LOG_WARN, "otlp_cursor_ahead",
                "mergelogs=%" PRIu64 " spans=%" PRIu64 " stored_mergelogs=%" PRIu64
                " stored_spans=%" PRIu64 " action=send_all",
-               ml, sp, e->last[0], e->last[1]);
+               ml, sp, atomic_load(&e->last[0]), atomic_load(&e->last[1]));
     ml = sp = 0;
   }
   e->cursor[0] = ml;
@@ -143,30 +154,32 @@ static void load_cursor(exp_t *e) {
 static void committed(void *ud, dec_kind_t kind, uint64_t last_seq) {
   exp_t *e = ud;
   int k = kind == DEC_MERGELOGS ? 0 : 1;
-  pthread_mutex_lock(&e->mu);
-  if (last_seq > e->last[k]) e->last[k] = last_seq;
+  uint64_t old = atomic_load(&e->last[k]);
+  while (last_seq > old && !atomic_compare_exchange_weak(&e->last[k], &old, last_seq)) {
+  }
   lag_ring_t *r = &e->lag[k];
-  size_t i = (r->head + r->n) % LAG_RING;
-  if (r->n == LAG_RING) r->head = (r->head + 1) % LAG_RING; /* full: the oldest sample goes */
-  else r->n++;
-  r->seq[i] = last_seq;
-  r->at[i] = mono_ns();
+  size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+  if (tail - atomic_load_explicit(&r->head, memory_order_acquire) < LAG_RING) {
+    r->seq[tail % LAG_RING] = last_seq;
+    r->at[tail % LAG_RING] = mono_ns();
+    atomic_store_explicit(&r->tail, tail + 1, memory_order_release);
+  }
   pthread_cond_signal(&e->wake);
-  pthread_mutex_unlock(&e->mu);
 }
 
 /* Rows up to cursor are out: their commits' waits become lag samples. Under mu. */
 static void observe_lag(exp_t *e, int k) {
   lag_ring_t *r = &e->lag[k];
   int64_t now = mono_ns();
-  while (r->n && r->seq[r->head] <= e->cursor[k]) {
-    double s = (double)(now - r->at[r->head]) / 1e9;
+  size_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+  size_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+  for (; head != tail && r->seq[head % LAG_RING] <= e->cursor[k]; head++) {
+    double s = (double)(now - r->at[head % LAG_RING]) / 1e9;
     e->lag_counts[prom_bucket(lag_bounds, LAG_BUCKETS, s)]++;
     e->lag_sum += s;
     e->lag_count++;
-    r->head = (r->head + 1) % LAG_RING;
-    r->n--;
   }
+  atomic_store_explicit(&r->head, head, memory_order_release);
 }
 
 /* ---- one round --------------------------------------------------------------------- */
@@ -187,8 +200,9 @@ static void add_row(void *ud, uint64_t seq, const char *body, size_t len) {
 /* Past the bound, the oldest waiting rows are skipped. Under mu. */
 static void bound_backlog(exp_t *e) {
   for (int k = 0; k < 2; k++) {
-    if (e->last[k] - e->cursor[k] <= e->c.max_backlog) continue;
-    uint64_t skip = e->last[k] - e->cursor[k] - e->c.max_backlog;
+    uint64_t last = atomic_load(&e->last[k]);
+    if (last <= e->cursor[k] || last - e->cursor[k] <= e->c.max_backlog) continue;
+    uint64_t skip = last - e->cursor[k] - e->c.max_backlog;
     e->cursor[k] += skip;
     e->dropped_backlog[k] += skip;
     e->dirty = 1;
@@ -207,10 +221,7 @@ static size_t collect(void *p, size_t size, size_t n, void *ud) {
 static int progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d) {
   (void)a, (void)b, (void)c, (void)d;
   exp_t *e = ud;
-  pthread_mutex_lock(&e->mu);
-  int stop = e->stop;
-  pthread_mutex_unlock(&e->mu);
-  return stop; /* non-zero aborts the transfer */
+  return atomic_load(&e->stop); /* non-zero aborts the transfer */
 }
 
 /* POST one request. Returns SENT_OK, SENT_RETRY (with *retry_after_s when the
@@ -351,38 +362,58 @@ static int64_t round_once(exp_t *e, const uint64_t from[2], const uint64_t upto[
   return delay;
 }
 
-/* Save the cursor when it moved and a second has passed (or force). Under mu. */
+/* Save the cursor when it moved; synced when a second has passed since the
+ * last synced save (or force). Called without mu; the file is written by
+ * this thread only. */
 static void maybe_save(exp_t *e, int force) {
-  if (!e->dirty || (!force && mono_ns() - e->saved_at < 1000000000)) return;
-  if (save_cursor(e->cursor_path, e->cursor[0], e->cursor[1]) != RIPPLE_OK) {
+  pthread_mutex_lock(&e->mu);
+  int dirty = e->dirty, sync = force || mono_ns() - e->saved_at >= 1000000000;
+  uint64_t ml = e->cursor[0], sp = e->cursor[1];
+  e->dirty = 0;
+  if (dirty && sync) e->saved_at = mono_ns();
+  pthread_mutex_unlock(&e->mu);
+  if (dirty && save_cursor(e->cursor_path, ml, sp, sync) != RIPPLE_OK) {
     char q[600];
     ripple_log_quote(e->cursor_path, q, sizeof q);
     ripple_log(RIPPLE_LOG_ERROR, "otlp_cursor_not_saved", "path=%s error=\"%s\"", q,
                strerror(errno));
   }
-  e->dirty = 0;
-  e->saved_at = mono_ns();
+}
+
+/* The exporter yields to everything else in the process: in the idle
+ * scheduling class (Linux), it runs on what ingest and queries leave of the
+ * CPU, and the backlog (bounded) absorbs the difference. */
+static void yield_to_ingest(void) {
+#ifdef SCHED_IDLE
+  struct sched_param p = {0};
+  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &p) == 0) return;
+#endif
+  ripple_log(RIPPLE_LOG_INFO, "otlp_export_priority", "sched_idle=no");
 }
 
 static void *run(void *arg) {
   exp_t *e = arg;
   int attempt = 0;
-  pthread_mutex_lock(&e->mu);
-  while (!e->stop) {
-    bound_backlog(e);
-    maybe_save(e, 0);
-    if (e->cursor[0] >= e->last[0] && e->cursor[1] >= e->last[1]) {
-      wait_ms(e, 1000);
-      continue;
-    }
-    uint64_t from[2] = {e->cursor[0], e->cursor[1]}, upto[2] = {e->last[0], e->last[1]};
-    pthread_mutex_unlock(&e->mu);
-    int64_t delay = round_once(e, from, upto, &attempt);
+  yield_to_ingest();
+  while (!atomic_load(&e->stop)) {
     pthread_mutex_lock(&e->mu);
-    if (delay > 0 && !e->stop) wait_ms(e, delay);
+    bound_backlog(e);
+    uint64_t from[2] = {e->cursor[0], e->cursor[1]};
+    pthread_mutex_unlock(&e->mu);
+    maybe_save(e, 0);
+    uint64_t upto[2] = {atomic_load(&e->last[0]), atomic_load(&e->last[1])};
+    int64_t delay = 0;
+    if (from[0] >= upto[0] && from[1] >= upto[1])
+      delay = WAIT_MS;
+    else
+      delay = round_once(e, from, upto, &attempt);
+    if (delay > 0) {
+      pthread_mutex_lock(&e->mu); /* exp_stop signals under mu: checked here, never missed */
+      if (!atomic_load(&e->stop)) wait_ms(e, delay);
+      pthread_mutex_unlock(&e->mu);
+    }
   }
   maybe_save(e, 1);
-  pthread_mutex_unlock(&e->mu);
   return NULL;
 }
 
@@ -432,8 +463,8 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
   pthread_mutex_init(&e->mu, NULL);
   pthread_cond_init(&e->wake, NULL);
   /* What is committed now; commits from here on come through the hook. */
-  e->last[0] = store_max_seq(s->store, DEC_MERGELOGS);
-  e->last[1] = store_max_seq(s->store, DEC_SPANS);
+  atomic_store(&e->last[0], store_max_seq(s->store, DEC_MERGELOGS));
+  atomic_store(&e->last[1], store_max_seq(s->store, DEC_SPANS));
   int rc = e->url && e->cursor_path ? RIPPLE_OK : RIPPLE_ENOMEM;
   if (rc == RIPPLE_OK) rc = otlp_batch_new(&e->batch);
   e->c.headers = c->headers;
@@ -441,7 +472,7 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
   e->c.headers = NULL;
   if (rc == RIPPLE_OK) {
     load_cursor(e);
-    if (save_cursor(e->cursor_path, e->cursor[0], e->cursor[1]) != RIPPLE_OK) {
+    if (save_cursor(e->cursor_path, e->cursor[0], e->cursor[1], 1) != RIPPLE_OK) {
       snprintf(err, errcap, "cannot write the OTLP cursor file %s: %s", e->cursor_path,
                strerror(errno));
       rc = RIPPLE_ESYS;
@@ -457,7 +488,8 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
   ripple_log(RIPPLE_LOG_INFO, "otlp_export_started",
              "mergelogs_from=%" PRIu64 " spans_from=%" PRIu64 " backlog_mergelogs=%" PRIu64
              " backlog_spans=%" PRIu64,
-             e->cursor[0], e->cursor[1], e->last[0] - e->cursor[0], e->last[1] - e->cursor[1]);
+             e->cursor[0], e->cursor[1], atomic_load(&e->last[0]) - e->cursor[0],
+             atomic_load(&e->last[1]) - e->cursor[1]);
   *out = e;
   return RIPPLE_OK;
 }
@@ -466,8 +498,8 @@ void exp_stop(exp_t *e) {
   if (!e) return;
   if (e->started) {
     srv_on_commit(e->srv, NULL, NULL);
+    atomic_store(&e->stop, 1);
     pthread_mutex_lock(&e->mu);
-    e->stop = 1;
     pthread_cond_signal(&e->wake);
     pthread_mutex_unlock(&e->mu);
     pthread_join(e->thread, NULL);
@@ -489,7 +521,7 @@ void exp_stats(exp_t *e, exp_stats_t *out) {
   pthread_mutex_lock(&e->mu);
   for (int k = 0; k < 2; k++) {
     out->cursor[k] = e->cursor[k];
-    out->last[k] = e->last[k];
+    out->last[k] = atomic_load(&e->last[k]);
     out->exported[k] = e->exported[k];
     out->dropped_backlog[k] = e->dropped_backlog[k];
     out->dropped_rejected[k] = e->dropped_rejected[k];
@@ -512,7 +544,8 @@ void exp_metrics(exp_t *e, sbuf_t *o) {
               "Rows stored but not yet delivered, by table (an upper bound: deleted rows count).");
   for (int k = 0; k < 2; k++)
     prom_sample_u(o, "ripple_otlp_export_backlog_rows", tables[k],
-                  e->last[k] > e->cursor[k] ? e->last[k] - e->cursor[k] : 0);
+                  atomic_load(&e->last[k]) > e->cursor[k] ? atomic_load(&e->last[k]) - e->cursor[k]
+                                                          : 0);
   prom_family(o, "ripple_otlp_export_dropped_rows_total", "counter",
               "Rows never delivered: skipped past the backlog bound, or in a request the "
               "endpoint refused for good.");

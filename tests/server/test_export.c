@@ -7,6 +7,7 @@
  * skipped, a refused batch is not retried, the backlog stays bounded, the
  * cursor survives a restart. (Against a real Jaeger: test_otlp_lab.)
  */
+#include <curl/curl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@
 #include "export.h"
 #include "gzip.h"
 #include "http_client.h"
+#include "otlp.h"
 #include "otlp.pb-c.h"
 #include "ripplex/httpd.h"
 #include "server_rig.h"
@@ -114,6 +116,11 @@ static size_t peer_get(peer_t *p, const size_t *field) {
   size_t v = *field;
   pthread_mutex_unlock(&p->mu);
   return v;
+}
+
+static size_t collect_answer(void *p, size_t size, size_t n, void *ud) {
+  sbuf_put(ud, p, size * n);
+  return size * n;
 }
 
 /* ---- the exporting server ------------------------------------------------------------ */
@@ -358,6 +365,131 @@ static void test_bad_cursor_sends_all(void **state) {
   peer_stop(&p);
 }
 
+/* POST to a rig's /v1/traces with these headers (NULL-terminated); the status,
+ * the answer in *ans (may be NULL). */
+static long post_traces(const rig_t *r, const char *const *hdrs, const void *body, size_t len,
+                        sbuf_t *ans) {
+  char url[96];
+  snprintf(url, sizeof url, "%s/v1/traces", r->base);
+  CURL *c = curl_easy_init();
+  struct curl_slist *h = NULL;
+  for (; hdrs && *hdrs; hdrs++) h = curl_slist_append(h, *hdrs);
+  sbuf_t sink;
+  sbuf_init(&sink);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect_answer);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, ans ? ans : &sink);
+  long status = 0;
+  if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  sbuf_free(&sink);
+  return status;
+}
+
+/* POST /v1/traces over HTTP: protobuf gzip'd joins the CPID's trace and shows
+ * in its spans; JSON answers JSON; tokens, content types, encodings and
+ * bombs are refused as docs/otlp.md says. */
+static void test_traces_endpoint(void **state) {
+  rig_t *r = *state;
+  char *writers[] = {"w-token", NULL};
+  r->ho.writer_tokens = writers;
+  rig_open(r);
+  const char *ml = "[{\"cpid\":\"" C1 "\",\"sources\":[],\"time\":\"2026-11-24T10:00:00Z\"}]";
+  char url[96];
+  snprintf(url, sizeof url, "%s/v1/mergelogs", r->base);
+  hc_resp_t hr;
+  assert_int_equal(hc_request("POST", url, ml, strlen(ml), "w-token", &hr), RIPPLE_OK);
+  assert_int_equal(hr.status, 200);
+  hc_resp_free(&hr);
+  const char *json_body =
+      "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
+      "\"value\":{\"stringValue\":\"my-operator\"}}]},\"scopeSpans\":[{\"spans\":["
+      "{\"traceId\":\"11111111111141118111111111111111\",\"spanId\":\"00000000000000aa\","
+      "\"name\":\"reconcile\",\"startTimeUnixNano\":\"1795600800000000000\","
+      "\"endTimeUnixNano\":\"1795600800100000000\"},"
+      "{\"traceId\":\"99999999999999999999999999999999\",\"spanId\":\"00000000000000bb\","
+      "\"name\":\"other\"}]}]}]}";
+  const char *json_hdrs[] = {"Content-Type: application/json", "Authorization: Bearer w-token",
+                             NULL};
+  sbuf_t ans;
+  sbuf_init(&ans);
+  assert_int_equal(post_traces(r, json_hdrs, json_body, strlen(json_body), &ans), 200);
+  json_t *a = json_loadb(ans.p, ans.len, 0, NULL);
+  assert_string_equal(
+      json_string_value(json_object_get(json_object_get(a, "partialSuccess"), "rejectedSpans")),
+      "1");
+  json_decref(a);
+  sbuf_free(&ans);
+  /* The same span in protobuf, gzip'd: accepted whole. */
+  Ripple__Otlp__Span sp = RIPPLE__OTLP__SPAN__INIT, *spp = &sp;
+  static uint8_t tid[16] = {0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x41, 0x11,
+                            0x81, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11};
+  static uint8_t sid[8] = {0, 0, 0, 0, 0, 0, 0, 0xcc};
+  sp.trace_id = (ProtobufCBinaryData){16, tid};
+  sp.span_id = (ProtobufCBinaryData){8, sid};
+  sp.name = "reconcile-pb";
+  Ripple__Otlp__ScopeSpans ss = RIPPLE__OTLP__SCOPE_SPANS__INIT, *ssp = &ss;
+  ss.spans = &spp;
+  ss.n_spans = 1;
+  Ripple__Otlp__ResourceSpans rs = RIPPLE__OTLP__RESOURCE_SPANS__INIT, *rsp = &rs;
+  rs.scope_spans = &ssp;
+  rs.n_scope_spans = 1;
+  Ripple__Otlp__ExportTraceServiceRequest req = RIPPLE__OTLP__EXPORT_TRACE_SERVICE_REQUEST__INIT;
+  req.resource_spans = &rsp;
+  req.n_resource_spans = 1;
+  uint8_t pb[256];
+  size_t n = ripple__otlp__export_trace_service_request__pack(&req, pb);
+  char *z;
+  size_t zlen;
+  assert_int_equal(gzip_encode((const char *)pb, n, &z, &zlen), RIPPLE_OK);
+  const char *pb_hdrs[] = {"Content-Type: application/x-protobuf", "Content-Encoding: gzip",
+                           "Authorization: Bearer w-token", NULL};
+  sbuf_init(&ans);
+  assert_int_equal(post_traces(r, pb_hdrs, z, zlen, &ans), 200);
+  int64_t rejected = -1;
+  char msg[64];
+  otlp_read_response(ans.p, ans.len, &rejected, msg, sizeof msg);
+  assert_int_equal(rejected, 0);
+  sbuf_free(&ans);
+  /* Both joined C1's trace, under the service their resource named. */
+  json_t *j = hc_get_json(r->base, "/v1/cpids/" C1 "/spans", 200);
+  assert_int_equal(json_array_size(json_object_get(j, "spans")), 2);
+  size_t i, found = 0;
+  json_t *s;
+  json_array_foreach(json_object_get(j, "spans"), i, s) {
+    const char *name = json_string_value(json_object_get(s, "name"));
+    const char *svc = json_string_value(json_object_get(s, "service"));
+    found += !strcmp(name, "reconcile") && !strcmp(svc, "my-operator");
+    found += !strcmp(name, "reconcile-pb") && !strcmp(svc, "unknown_service");
+  }
+  assert_int_equal(found, 2);
+  json_decref(j);
+  /* Refusals. */
+  const char *no_token[] = {"Content-Type: application/json", NULL};
+  assert_int_equal(post_traces(r, no_token, json_body, strlen(json_body), NULL), 401);
+  const char *bad_type[] = {"Content-Type: text/plain", "Authorization: Bearer w-token", NULL};
+  assert_int_equal(post_traces(r, bad_type, json_body, strlen(json_body), NULL), 415);
+  const char *bad_enc[] = {"Content-Type: application/json", "Content-Encoding: br",
+                           "Authorization: Bearer w-token", NULL};
+  assert_int_equal(post_traces(r, bad_enc, json_body, strlen(json_body), NULL), 415);
+  assert_int_equal(post_traces(r, json_hdrs, "{\"resourceSpans\":", 17, NULL), 400);
+  assert_int_equal(post_traces(r, pb_hdrs, "not gzip", 8, NULL), 400);
+  free(z);
+  /* A bomb: 64 MiB of zeros inflating past --max-body. */
+  size_t big = (size_t)64 << 20;
+  char *zeros = calloc(1, big);
+  assert_int_equal(gzip_encode(zeros, big, &z, &zlen), RIPPLE_OK);
+  free(zeros);
+  assert_int_equal(post_traces(r, pb_hdrs, z, zlen, NULL), 413);
+  free(z);
+  rig_close(r);
+  r->ho.writer_tokens = NULL;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_retries_then_delivers, rig_setup, rig_teardown),
@@ -366,6 +498,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dead_endpoint_bounded_backlog, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_restart_sends_rest, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_bad_cursor_sends_all, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_traces_endpoint, rig_setup, rig_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,7 +128,8 @@ void whlab_start(whlab_t *l) {
   snprintf(db, sizeof db, "%s/trace.db", l->dir);
   snprintf(l->server.log, sizeof l->server.log, "%s/server.log", l->dir);
   snprintf(l->webhook.log, sizeof l->webhook.log, "%s/webhook.log", l->dir);
-  char *sargv[] = {(char *)srv_bin, "--listen", "127.0.0.1:0", "--db", db, NULL};
+  char *sargv[16] = {(char *)srv_bin, "--listen", "127.0.0.1:0", "--db", db};
+  for (size_t i = 0, n = 5; i < 8 && l->server_args[i]; i++) sargv[n++] = (char *)l->server_args[i];
   whlab_spawn(&l->server, sargv);
   snprintf(l->trace, sizeof l->trace, "http://127.0.0.1:%u", l->server.port);
   char *wargv[] = {(char *)wh_bin,

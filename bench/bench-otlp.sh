@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# The OTLP export benchmark (issue 14): ripple-server ingesting at its full rate
+# (bench_ingest, mergelogs and spans) while it exports everything to the lab's
+# real Jaeger v2 (memory storage, no batch processor: a 200 from Jaeger means the
+# spans are stored and visible to its query API). Reports:
+#   - ingest with export on against export off (export must not slow ingest);
+#   - the export rate (rows delivered per second, during the load and until the
+#     backlog is drained) and the largest backlog seen (sampled every 0.5 s);
+#   - the lag from commit to visible in Jaeger, p50 and p99, from the server's
+#     ripple_otlp_export_lag_seconds histogram (linear within a bucket);
+#   - a direct check: the newest CPID posted is fetched from Jaeger's query API.
+# The server is pinned to core 0; bench_ingest and Jaeger share core 1.
+# Usage: bench/bench-otlp.sh [--build DIR] [--seconds S] [--batch N]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build/release" seconds=10 batch=1000
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --build) build=$(cd "$2" && pwd); shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--seconds S] [--batch N]" >&2; exit 2 ;;
+  esac
+done
+server_bin=$build/bin/ripple-server ingest=$build/bench/bench_ingest
+[[ -x $server_bin && -x $ingest ]] || { echo "bench-otlp: build $build first (make build)" >&2; exit 1; }
+jaeger=$("$root/lab/build.sh" --print-jaeger) || { echo "bench-otlp: build Jaeger first (make lab)" >&2; exit 1; }
+work=$(mktemp -d /tmp/ripple-bench-otlp.XXXXXX)
+server_pid='' jaeger_pid=''
+finish() {
+  for p in $server_pid $jaeger_pid; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap finish EXIT
+
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+otlp=$(free_port) query=$(free_port) qgrpc=$(free_port) health=$(free_port)
+cat >"$work/jaeger.yaml" <<EOF
+service:
+  extensions: [jaeger_storage, jaeger_query, healthcheckv2]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [jaeger_storage_exporter]
+  telemetry:
+    metrics:
+      level: none
+    logs:
+      level: warn
+extensions:
+  jaeger_storage:
+    backends:
+      store:
+        memory:
+          max_traces: 10000000
+  jaeger_query:
+    storage:
+      traces: store
+    http:
+      endpoint: 127.0.0.1:$query
+    grpc:
+      endpoint: 127.0.0.1:$qgrpc
+  healthcheckv2:
+    use_v2: true
+    http:
+      endpoint: 127.0.0.1:$health
+      status:
+        enabled: true
+        path: /status
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:$otlp
+exporters:
+  jaeger_storage_exporter:
+    trace_storage: store
+    queue:
+      enabled: false
+EOF
+taskset -c 1 "$jaeger" --config "file:$work/jaeger.yaml" >"$work/jaeger.log" 2>&1 &
+jaeger_pid=$!
+for _ in $(seq 300); do curl -sf "http://127.0.0.1:$health/status" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$health/status" >/dev/null || { cat "$work/jaeger.log" >&2; exit 1; }
+
+metric() { curl -sf "$server_url/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
+
+# server_start DIR [ARGS...]: ripple-server pinned to core 0 over DIR/trace.db.
+server_start() {
+  local dir=$1 port=
+  shift
+  taskset -c 0 "$server_bin" --listen 127.0.0.1:0 --db "$dir/trace.db" --max-cpids 0 --no-web "$@" 2>"$dir/server.log" &
+  server_pid=$!
+  for _ in $(seq 200); do
+    port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/server.log")
+    [[ -n $port ]] && break
+    sleep 0.05
+  done
+  [[ -n $port ]] || { cat "$dir/server.log" >&2; exit 1; }
+  server_url="http://127.0.0.1:$port"
+}
+
+# 1. Export off: the reference ingest rate.
+dir=$(mktemp -d "$work/run.XXXXXX")
+server_start "$dir"
+echo "== export off"
+# bench_ingest exits 1 while ingest misses its own target (500k/s): not this benchmark's figure.
+taskset -c 1 "$ingest" --port "${server_url##*:}" --seconds "$seconds" --kind both --sync normal --batch "$batch" || true
+kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+
+# 2. Export on: ingest, then the backlog drained.
+dir=$(mktemp -d "$work/run.XXXXXX")
+server_start "$dir" --otlp-endpoint "http://127.0.0.1:$otlp/v1/traces" --otlp-batch "$batch"
+port=${server_url##*:}
+echo "== export on (to Jaeger $("$jaeger" version 2>/dev/null | sed -n 's/.*"gitVersion": *"\([^"]*\)".*/\1/p' | head -1))"
+start=$(date +%s.%N)
+taskset -c 1 "$ingest" --port "$port" --seconds "$seconds" --kind both --sync normal --batch "$batch" &
+ingest_pid=$!
+max_backlog=0
+while kill -0 "$ingest_pid" 2>/dev/null; do
+  b=$(( $(metric 'ripple_otlp_export_backlog_rows{table="mergelogs"}') + $(metric 'ripple_otlp_export_backlog_rows{table="spans"}') ))
+  (( b > max_backlog )) && max_backlog=$b
+  sleep 0.5
+done
+wait "$ingest_pid" || true
+loaded=$(date +%s.%N)
+during=$(( $(metric 'ripple_otlp_export_rows_total{table="mergelogs"}') + $(metric 'ripple_otlp_export_rows_total{table="spans"}') ))
+while :; do
+  b=$(( $(metric 'ripple_otlp_export_backlog_rows{table="mergelogs"}') + $(metric 'ripple_otlp_export_backlog_rows{table="spans"}') ))
+  (( b > max_backlog )) && max_backlog=$b
+  (( b == 0 )) && break
+  sleep 0.2
+done
+drained=$(date +%s.%N)
+total=$(( $(metric 'ripple_otlp_export_rows_total{table="mergelogs"}') + $(metric 'ripple_otlp_export_rows_total{table="spans"}') ))
+curl -sf "$server_url/metrics" >"$dir/metrics.txt"
+awk -v during="$during" -v total="$total" -v s="$start" -v l="$loaded" -v d="$drained" -v mb="$max_backlog" '
+  BEGIN {
+    printf "export: %d rows during the %.1f s of load (%.0f rows/s), %d in all by %.1f s (%.0f rows/s overall)\n",
+      during, l - s, during / (l - s), total, d - s, total / (d - s)
+    printf "backlog: at most %d rows; drained %.1f s after the load ended\n", mb, d - l
+  }'
+awk '/^ripple_otlp_export_lag_seconds_bucket/ {
+       le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le); n++; b[n] = le; c[n] = $2 }
+     /^ripple_otlp_export_lag_seconds_count/ { total = $2 }
+     END {
+       split("0.5 0.99", qs, " ")
+       for (qi = 1; qi <= 2; qi++) {
+         want = qs[qi] * total; prev = 0; lo = 0
+         for (i = 1; i <= n; i++) {
+           if (c[i] >= want) {
+             hi = (b[i] == "+Inf") ? lo : b[i] + 0
+             v = (c[i] == prev) ? hi : lo + (hi - lo) * (want - prev) / (c[i] - prev)
+             printf "lag, commit to visible in Jaeger: p%d %.3f s\n", qs[qi] * 100, v
+             break
+           }
+           prev = c[i]; lo = (b[i] == "+Inf") ? lo : b[i] + 0
+         }
+       }
+       printf "(%d commits sampled)\n", total
+     }' "$dir/metrics.txt"
+grep -E '^ripple_otlp_export_(requests_total|dropped_rows_total|rejected_spans)' "$dir/metrics.txt"
