@@ -29,8 +29,9 @@
 #include "ripple/ripple.h"
 #include "ripplex/sbuf.h"
 
-/* The span id of a CPID's root span: its last 8 bytes (never all zero: a
- * UUID's variant bits are in byte 8). */
+/* The span id of a CPID's root span: its last 8 bytes, or its first 8 when
+ * the last are all zero (never for a CPID ripple made: a UUID's variant bits
+ * are in byte 8; possible for one taken from a client's trace id). */
 void otlp_root_span_id(const ripple_cpid_t *cpid, uint8_t out[8]);
 
 /* ---- export ------------------------------------------------------------- */

@@ -72,7 +72,13 @@ struct otlp_batch {
   size_t spans;
 };
 
-void otlp_root_span_id(const ripple_cpid_t *cpid, uint8_t out[8]) { memcpy(out, cpid->b + 8, 8); }
+void otlp_root_span_id(const ripple_cpid_t *cpid, uint8_t out[8]) {
+  static const uint8_t zero[8];
+  /* A CPID ripple made has its variant bits in byte 8; one taken from
+   * elsewhere (a client's trace id) may end in 8 zero bytes, which is no span
+   * id: its first 8 bytes then (not zero, since a CPID is not nil). */
+  memcpy(out, cpid->b + (memcmp(cpid->b + 8, zero, 8) ? 8 : 0), 8);
+}
 
 int otlp_batch_new(otlp_batch_t **out) {
   *out = calloc(1, sizeof **out);

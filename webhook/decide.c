@@ -109,6 +109,7 @@ static int patch_object(const json_t *obj, const char *kind, wh_decision_t *d) {
     d->patch = NULL;
     d->patch_len = 0;
   }
+  d->wrote_ctx = rc == RIPPLE_OK && changed;
   return rc;
 }
 
@@ -155,6 +156,7 @@ static int keep_annotation(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
     d->ctx = was;
     int rc = patch_object(r->object, d->kind, d);
     d->ctx = keep;
+    d->wrote_ctx = 0; /* the stored context put back: not the write's */
     return rc;
   }
   if (orc == RIPPLE_ENOENT && nrc != RIPPLE_ENOENT)
@@ -164,23 +166,33 @@ static int keep_annotation(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
 
 static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, wh_decision_t *d) {
   ripple_ctx_t client, old;
+  wh_traceparent_t tp;
   const json_t *obj = r->object;
   int crc = c == CARRY_REMEMBER ? RIPPLE_ENOENT : wh_own_ctx(w, obj, d->kind, d, &client);
   int orc = c == CARRY_OBJECT && r->old ? wh_own_ctx(w, r->old, d->kind, d, &old) : RIPPLE_ENOENT;
   /* Only a CPID set in this very write is the client's; one carried over
    * from the stored object belongs to an earlier change. */
   int by_client = crc == RIPPLE_OK && (orc != RIPPLE_OK || !cpid_eq(&client.cpid, &old.cpid));
-  if (by_client) {
+  /* With --traceparent, a client's W3C trace id is its root CPID, unless
+   * the client set ripple's own context too (kubectl ripple), which wins. */
+  int from_tp = c == CARRY_OBJECT && wh_traceparent_client(w, r, d, &tp) == RIPPLE_OK;
+  if (by_client || from_tp) {
     memset(&d->ctx, 0, sizeof d->ctx);
-    d->ctx.cpid = client.cpid; /* a root has no ancestors, whatever the client said */
+    /* a root has no ancestors, whatever the client said */
+    d->ctx.cpid = by_client ? client.cpid : tp.trace_id;
     if (!r->dry_run && w->down.mergelog) {
       ripple_objref_t ref = objref(r, d);
-      ripple_mergelog_t ml = {client.cpid, NULL, 0, now, d->service, &ref};
+      ripple_mergelog_t ml = {d->ctx.cpid, NULL, 0, now, d->service, &ref};
       w->down.mergelog(w->down.ud, &ml);
     }
   } else {
     int rc = wh_decide_new_root(w, r, d);
     if (rc != RIPPLE_OK) return rc;
+  }
+  /* The write's span hangs under the client's span: one trace. */
+  if (from_tp && cpid_eq(&d->ctx.cpid, &tp.trace_id)) {
+    d->parent_id = tp.span_id;
+    d->tp_root = 1;
   }
   d->root = d->traced = 1;
   d->how = RIPPLE_MERGE_NEW;
@@ -371,6 +383,7 @@ int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d) {
     rc = decide_controller(w, r, c, now, d, &s);
   }
   wh_sink_scope(NULL, 0);
+  if (rc == RIPPLE_OK && d->wrote_ctx) rc = wh_traceparent_patch(w, r, d);
   if (rc != RIPPLE_OK || !d->traced || r->dry_run) return rc;
   /* A new CPID is first admitted now; a kept one keeps its earliest time. */
   wh_memo_cause_put(w->memo, &d->ctx.cpid, d->how == RIPPLE_MERGE_NEW ? now : d->start_ns);

@@ -148,7 +148,7 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
   if (*d->owner) attrs[nattrs++] = (ripple_attr_t){"owner", d->owner};
   ripple_span_rec_t sp = {d->ctx.cpid,
                           span_id(w),
-                          0,
+                          d->parent_id,
                           d->service,
                           name,
                           d->start_ns,
@@ -178,6 +178,10 @@ static void count(wh_t *w, const wh_decision_t *d) {
   if (d->patch) atomic_fetch_add(&w->m.patched, 1);
   if (d->bad_annotation) atomic_fetch_add(&w->m.bad_annotations, 1);
   if (d->spontaneous) atomic_fetch_add(&w->m.spontaneous, 1);
+  if (d->tp_written) atomic_fetch_add(&w->m.tp_written, 1);
+  if (d->tp_kept) atomic_fetch_add(&w->m.tp_kept, 1);
+  if (d->tp_root) atomic_fetch_add(&w->m.tp_roots, 1);
+  if (d->tp_invalid) atomic_fetch_add(&w->m.tp_invalid, 1);
   if (d->root)
     atomic_fetch_add(&w->m.roots, 1);
   else if (d->how == RIPPLE_MERGE_NEW)

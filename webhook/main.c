@@ -45,6 +45,9 @@ static void usage(FILE *f) {
           "  --max-ancestors N         ancestors per context (default 10, at most 32)\n"
           "  --deployment-status-ctx   let deployments/status writes change the context (costs\n"
           "                            a ReplicaSet write each: see docs/webhook.md)\n"
+          "  --traceparent             also write W3C trace context (KEP-5915's annotation\n"
+          "                            tracing.k8s.io/traceparent) and take a person's as the\n"
+          "                            root CPID (docs/format.md)\n"
           "  --max-body BYTES          largest AdmissionReview (default 8388608)\n"
           "  --log-level LEVEL         debug (a line per request), info, warn, error\n");
 }
@@ -87,6 +90,7 @@ static int parse_option(void *ud, const char *a, const char *v) {
   unsigned long n;
   if (!strcmp(a, "--no-informers")) return o->no_informers = 1, RIPPLE_OK;
   if (!strcmp(a, "--deployment-status-ctx")) return o->wo.deployment_status_ctx = 1, RIPPLE_OK;
+  if (!strcmp(a, "--traceparent")) return o->wo.traceparent = 1, RIPPLE_OK;
   if (!strcmp(a, "--listen")) return opt_listen(v, o->host, sizeof o->host, &o->port);
   if (!strcmp(a, "--tls-cert")) return file_option(&o->cert, v);
   if (!strcmp(a, "--tls-key")) return file_option(&o->key, v);
@@ -112,7 +116,8 @@ static int parse_option(void *ud, const char *a, const char *v) {
 
 /* RIPPLE_OK to go on, or RIPPLE_ESTATE with the exit status. */
 static int parse_args(int argc, char **argv, options_t *o, int *status) {
-  static const char *const flags[] = {"--no-informers", "--deployment-status-ctx", NULL};
+  static const char *const flags[] = {"--no-informers", "--deployment-status-ctx", "--traceparent",
+                                      NULL};
   opt_cli_t cli = {
       .prog = "ripple-webhook", .flags = flags, .option = parse_option, .usage = usage, .ud = o};
   if (opt_parse(argc, argv, &cli, status) != RIPPLE_OK) return RIPPLE_ESTATE;
@@ -232,9 +237,10 @@ static int serve(options_t *o, const sigset_t *sigs) {
     fprintf(stderr, "ripple-webhook: %s\n", err);
     goto done;
   }
-  ripple_log(RIPPLE_LOG_INFO, "listening", "addr=%s:%u tls=%s informers=%s trace_server=%s",
-             o->host, wh_http_port(h), o->cert ? "on" : "off", r.cache ? "on" : "off",
-             o->trace_server ? o->trace_server : "none");
+  ripple_log(RIPPLE_LOG_INFO, "listening",
+             "addr=%s:%u tls=%s informers=%s trace_server=%s traceparent=%s", o->host,
+             wh_http_port(h), o->cert ? "on" : "off", r.cache ? "on" : "off",
+             o->trace_server ? o->trace_server : "none", o->wo.traceparent ? "on" : "off");
   int sig;
   sigwait(sigs, &sig);
   ripple_log(RIPPLE_LOG_INFO, "stopping", "signal=%d", sig);

@@ -151,6 +151,18 @@ void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   prom_counter(o, "ripple_webhook_pending_dropped_total",
                "Bindings whose Pod never reached the informer in time (span not sent).",
                atomic_load(&m->pending_dropped));
+  prom_counter(o, "ripple_webhook_traceparents_written_total",
+               "Patches that set tracing.k8s.io/traceparent (--traceparent).",
+               atomic_load(&m->tp_written));
+  prom_counter(o, "ripple_webhook_traceparents_kept_total",
+               "Writes whose own traceparent (or their owner's copy) was left as it was.",
+               atomic_load(&m->tp_kept));
+  prom_counter(o, "ripple_webhook_traceparent_roots_total",
+               "Root changes whose CPID is a client's trace id, under the client's span.",
+               atomic_load(&m->tp_roots));
+  prom_counter(o, "ripple_webhook_traceparents_invalid_total",
+               "Traceparents people's writes set that were malformed or no CPID (ignored).",
+               atomic_load(&m->tp_invalid));
   prom_counter(o, "ripple_webhook_shipper_enqueued_total", "Records queued for the trace server.",
                g->shipper_enqueued);
   prom_counter(o, "ripple_webhook_shipper_sent_total", "Records the trace server acknowledged.",

@@ -43,6 +43,10 @@ typedef struct wh_metrics {
   atomic_uint_fast64_t deletes_caused;   /* deletes whose span carries their cause's context */
   atomic_uint_fast64_t pending_resolved; /* bindings whose span waited for their Pod */
   atomic_uint_fast64_t pending_dropped;  /* ... and never found it (or the queue was full) */
+  atomic_uint_fast64_t tp_written;       /* --traceparent: patches that set one */
+  atomic_uint_fast64_t tp_kept;          /* ... writes whose own (or owner's copy) was kept */
+  atomic_uint_fast64_t tp_roots;         /* ... roots under a client's span */
+  atomic_uint_fast64_t tp_invalid;       /* ... people's malformed ones, ignored */
   atomic_uint_fast64_t hist[WH_HIST_BUCKETS + 1];
   atomic_uint_fast64_t hist_sum_ns, hist_count;
   pthread_mutex_t hop_mu; /* taken to find or add a series */

@@ -27,6 +27,7 @@
 #include "ripple/ripple.h"
 #include "ripple/rules.h"
 #include "ripplex/sbuf.h"
+#include "traceparent.h"
 #include "users.h"
 
 /* Where related objects come from: the informers in the program (cache.h),
@@ -61,6 +62,7 @@ typedef struct wh_opts {
   const char *exclude_ns[WH_EXCLUDE_MAX]; /* namespaces left alone (copied) */
   size_t nexclude_ns;
   int deployment_status_ctx;    /* let deployments/status writes change the context (see docs) */
+  int traceparent;              /* --traceparent: KEP-5915's annotation too (traceparent.c) */
   int log_requests;             /* one debug line per request (--log-level debug) */
   ripple_sink_t sink;           /* where mergelogs and spans go */
   wh_text_lookup_t text_lookup; /* related objects; all NULL: none */
@@ -109,7 +111,13 @@ typedef struct wh_decision {
   int spontaneous;    /* a controller's write with no traced source: a root of its own */
   int pending;        /* a binding whose Pod is not known yet: its span waits (pending.c) */
   int held;           /* ctx is held in memory, not written to the object (decide.c) */
-  int has_last;       /* a delete of an object that had a context: last is its CPID */
+  int wrote_ctx;      /* patch sets ctx on the object (not a held one, not a removal) */
+  uint64_t parent_id; /* the span's parent: a client's span (traceparent.c), or 0 */
+  /* --traceparent (traceparent.c): the patch sets one; the write's own (or its
+   * owner's copy) was kept; the root is the client's trace; the client's was
+   * malformed. */
+  int tp_written, tp_kept, tp_root, tp_invalid;
+  int has_last; /* a delete of an object that had a context: last is its CPID */
   ripple_cpid_t last;
   int64_t start_ns; /* span start: when the write's cause was admitted */
   char kind[64];    /* kind of the object the context belongs to */
@@ -224,6 +232,17 @@ int wh_decide_new_root(wh_t *w, const wh_review_t *r, wh_decision_t *d);
 /* The object's own context in this write; RIPPLE_EBADCTX (and d's
  * bad_annotation set) when malformed, RIPPLE_ENOENT when absent. */
 int wh_own_ctx(wh_t *w, const json_t *obj, const char *kind, wh_decision_t *d, ripple_ctx_t *out);
+
+/* KEP-5915's traceparent (traceparent.c), with --traceparent only. The
+ * client's trace context in a person's write to a main resource: RIPPLE_OK
+ * with *tp when the write sets a well-formed one that can be a CPID,
+ * RIPPLE_ENOENT when it sets none (or the flag is off), RIPPLE_EBADCTX (and
+ * d->tp_invalid) when it is malformed. */
+int wh_traceparent_client(const wh_t *w, const wh_review_t *r, wh_decision_t *d,
+                          wh_traceparent_t *tp);
+/* After a decision that wrote a context (d->wrote_ctx): the traceparent of
+ * its CPID into the same patch, unless the rules keep the object's own. */
+int wh_traceparent_patch(const wh_t *w, const wh_review_t *r, wh_decision_t *d);
 
 /* Make mergelogs from the tracer carry the writer's name, or none at all for
  * a dry run: per thread, for the duration of one decision. */

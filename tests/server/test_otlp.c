@@ -87,6 +87,11 @@ static void test_root_span_id(void **state) {
   otlp_root_span_id(&c, id);
   static const uint8_t want[8] = {0x8f, 0x00, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60};
   assert_memory_equal(id, want, 8);
+  /* A trace id ending in 8 zero bytes (not a UUID ripple makes): its first 8. */
+  c = cpid("01234567-89ab-cdef-0000-000000000000");
+  otlp_root_span_id(&c, id);
+  static const uint8_t first[8] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
+  assert_memory_equal(id, first, 8);
 }
 
 static void test_encode_mergelogs_and_spans(void **state) {

@@ -112,11 +112,12 @@ static void w_select(void *ud, const char *kind, const char *ns, const char *sel
 
 /* ---- fixture -------------------------------------------------------------- */
 
-int setup(void **state) {
+static int setup_with(void **state, int traceparent) {
   fx_t *f = calloc(1, sizeof *f);
   f->cap = capture_new(42);
   ripple_tracer_opts_t to = capture_opts(f->cap, "x", 10);
   wh_opts_t o = {.max_ancestors = 10, .nexclude_ns = 1, .sink = to.sink};
+  o.traceparent = traceparent;
   o.exclude_ns[0] = "ripple-system";
   o.text_lookup = (wh_text_lookup_t){w_get, w_want, w_by_owner, w_select, &f->world};
   o.users = &f->users;
@@ -125,6 +126,9 @@ int setup(void **state) {
   *state = f;
   return 0;
 }
+
+int setup(void **state) { return setup_with(state, 0); }
+int setup_traceparent(void **state) { return setup_with(state, 1); }
 
 int teardown(void **state) {
   fx_t *f = *state;

@@ -40,6 +40,8 @@ void world_set(world_t *w, size_t i, const char *json);
 int world_wanted(const world_t *w, const char *api_version_kind);
 /* cmocka setup and teardown of an fx_t. */
 int setup(void **state);
+/* The same with --traceparent (KEP-5915's annotation, traceparent.c). */
+int setup_traceparent(void **state);
 int teardown(void **state);
 /* An AdmissionReview from its parts; object/old are JSON text or "null". */
 void review(char *buf, size_t cap, const char *op, const char *user, const char *kind,

@@ -1,0 +1,48 @@
+/*
+ * traceparent.h - W3C trace context in the annotation of KEP-5915
+ * (`tracing.k8s.io/traceparent`, provisional), next to ripple's own context.
+ *
+ * A CPID is an OpenTelemetry trace id (its 16 bytes), and each CPID has a
+ * root span whose span id is the CPID's last 8 bytes (the trace server's
+ * OTLP exporter relies on this), so the traceparent of a CPID is
+ *
+ *     00-<the CPID's 32 lower-case hex digits>-<its last 16>-01
+ *
+ * The parser takes outside input (any client may set the annotation) and
+ * accepts exactly version 00 in lower case, as W3C Trace Context writes it;
+ * anything else is malformed. docs/format.md, "W3C trace context (KEP-5915)".
+ */
+#ifndef RIPPLE_WEBHOOK_TRACEPARENT_H
+#define RIPPLE_WEBHOOK_TRACEPARENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ripple/ripple.h"
+
+#define WH_TRACEPARENT_KEY "tracing.k8s.io/traceparent"
+/* "00-" 32 "-" 16 "-" 2 */
+#define WH_TRACEPARENT_LEN 55
+
+typedef struct wh_traceparent {
+  ripple_cpid_t trace_id; /* the 16 bytes as they are: no UUID version forced */
+  uint64_t span_id;       /* the 16 hex digits, most significant first */
+  uint8_t flags;          /* read, not interpreted */
+} wh_traceparent_t;
+
+/* Parse exactly len bytes: RIPPLE_OK, or RIPPLE_EBADCTX (*out untouched) for
+ * anything but version 00 with lower-case hex, a trace id and a span id that
+ * are not all zero. */
+int wh_traceparent_parse(const char *s, size_t len, wh_traceparent_t *out);
+
+/* The traceparent of a CPID into out (WH_TRACEPARENT_LEN + 1 bytes). 1, or
+ * 0 (out untouched) when the CPID's last 8 bytes are all zero: its root
+ * span's id would be 0, which W3C forbids. A random CPID always has a
+ * non-zero byte 8 (the UUID variant); a client-chosen one may not. */
+int wh_traceparent_of(const ripple_cpid_t *cpid, char out[WH_TRACEPARENT_LEN + 1]);
+
+/* The span id of a CPID's root span: its last 8 bytes, most significant
+ * first. */
+uint64_t wh_traceparent_root_span(const ripple_cpid_t *cpid);
+
+#endif
