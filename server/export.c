@@ -35,7 +35,7 @@
 #define WAIT_MS 100 /* the longest idle wait: how late a missed wake-up can be */
 #define LAG_BUCKETS 13
 static const double lag_bounds[LAG_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                               1,     2.5,  5,     10,   30,   60};
+                                               1,     2.5,  5,     10,   30,  60};
 
 enum { SENT_OK, SENT_RETRY, SENT_REJECTED, RESULTS };
 static const char *result_names[RESULTS] = {"ok", "retry", "rejected"};
@@ -206,9 +206,8 @@ static void bound_backlog(exp_t *e) {
     e->cursor[k] += skip;
     e->dropped_backlog[k] += skip;
     e->dirty = 1;
-    ripple_log(RIPPLE_LOG_WARN, "otlp_backlog_dropped",
-               "table=%s rows=%" PRIu64 " max_backlog=%zu", k ? "spans" : "mergelogs", skip,
-               e->c.max_backlog);
+    ripple_log(RIPPLE_LOG_WARN, "otlp_backlog_dropped", "table=%s rows=%" PRIu64 " max_backlog=%zu",
+               k ? "spans" : "mergelogs", skip, e->c.max_backlog);
   }
 }
 
@@ -346,8 +345,10 @@ static int64_t round_once(exp_t *e, const uint64_t from[2], const uint64_t upto[
       /* A bound that skipped rows meanwhile may have moved the cursor further. */
       if (to[k] > e->cursor[k]) {
         uint64_t n = to[k] - from[k];
-        if (result == SENT_OK) e->exported[k] += n - rd[k].bad;
-        else e->dropped_rejected[k] += n;
+        if (result == SENT_OK)
+          e->exported[k] += n - rd[k].bad;
+        else
+          e->dropped_rejected[k] += n;
         e->cursor[k] = to[k];
       }
       e->unreadable += rd[k].bad;
@@ -436,7 +437,8 @@ static int setup_curl(exp_t *e, char *err, size_t cap) {
   curl_easy_setopt(c, CURLOPT_POST, 1L);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)e->c.timeout_ms);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(e->c.timeout_ms < 5000 ? e->c.timeout_ms : 5000));
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                   (long)(e->c.timeout_ms < 5000 ? e->c.timeout_ms : 5000));
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
   curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress);
@@ -539,13 +541,14 @@ void exp_metrics(exp_t *e, sbuf_t *o) {
   pthread_mutex_lock(&e->mu);
   prom_family(o, "ripple_otlp_export_rows_total", "counter",
               "Rows delivered to the OTLP endpoint, by table.");
-  for (int k = 0; k < 2; k++) prom_sample_u(o, "ripple_otlp_export_rows_total", tables[k], e->exported[k]);
+  for (int k = 0; k < 2; k++)
+    prom_sample_u(o, "ripple_otlp_export_rows_total", tables[k], e->exported[k]);
   prom_family(o, "ripple_otlp_export_backlog_rows", "gauge",
               "Rows stored but not yet delivered, by table (an upper bound: deleted rows count).");
   for (int k = 0; k < 2; k++)
-    prom_sample_u(o, "ripple_otlp_export_backlog_rows", tables[k],
-                  atomic_load(&e->last[k]) > e->cursor[k] ? atomic_load(&e->last[k]) - e->cursor[k]
-                                                          : 0);
+    prom_sample_u(
+        o, "ripple_otlp_export_backlog_rows", tables[k],
+        atomic_load(&e->last[k]) > e->cursor[k] ? atomic_load(&e->last[k]) - e->cursor[k] : 0);
   prom_family(o, "ripple_otlp_export_dropped_rows_total", "counter",
               "Rows never delivered: skipped past the backlog bound, or in a request the "
               "endpoint refused for good.");

@@ -28,17 +28,17 @@
 #include "server.h"
 
 typedef struct exp_config {
-  const char *url;            /* http(s)://host:port/v1/traces, used as given */
-  char **headers;             /* "Name: value" each, NULL-terminated; may be NULL */
-  const char *ca_file;        /* PEM bundle to verify the endpoint; NULL: the system's */
-  const char *client_cert;    /* PEM files for mutual TLS; NULL: none */
+  const char *url;         /* http(s)://host:port/v1/traces, used as given */
+  char **headers;          /* "Name: value" each, NULL-terminated; may be NULL */
+  const char *ca_file;     /* PEM bundle to verify the endpoint; NULL: the system's */
+  const char *client_cert; /* PEM files for mutual TLS; NULL: none */
   const char *client_key;
-  int gzip;                   /* compress request bodies */
-  size_t batch;               /* most rows of each table per request */
-  size_t max_backlog;         /* most rows of each table waiting; older ones are skipped */
-  int64_t timeout_ms;         /* per request */
+  int gzip;           /* compress request bodies */
+  size_t batch;       /* most rows of each table per request */
+  size_t max_backlog; /* most rows of each table waiting; older ones are skipped */
+  int64_t timeout_ms; /* per request */
   int64_t backoff_min_ms, backoff_max_ms;
-  const char *cursor_path;    /* where the cursor is kept */
+  const char *cursor_path; /* where the cursor is kept */
 } exp_config_t;
 
 typedef struct exp exp_t;

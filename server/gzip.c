@@ -59,15 +59,15 @@ int gzip_decode(const char *p, size_t n, size_t max, char **out, size_t *outlen)
     z.avail_out = (uInt)(cap - z.total_out);
     rc = inflate(&z, Z_NO_FLUSH);
     if (rc == Z_BUF_ERROR && z.avail_in == 0) rc = Z_DATA_ERROR; /* truncated */
-    if (rc == Z_BUF_ERROR) rc = Z_OK;                           /* out of room: grow */
+    if (rc == Z_BUF_ERROR) rc = Z_OK;                            /* out of room: grow */
   }
   size_t len = z.total_out;
   inflateEnd(&z);
   if (rc != Z_STREAM_END || len > max || z.avail_in != 0) {
     free(buf);
-    return rc == Z_MEM_ERROR ? RIPPLE_ENOMEM
+    return rc == Z_MEM_ERROR                  ? RIPPLE_ENOMEM
            : len > max || (rc == Z_BUF_ERROR) ? RIPPLE_ERANGE
-                                                : RIPPLE_EJSON;
+                                              : RIPPLE_EJSON;
   }
   buf[len] = '\0';
   *out = buf;

@@ -22,7 +22,6 @@
 
 #include "gzip.h"
 
-
 /* Answers at least this large are compressed for clients that take gzip: a
  * trace of 10,000 spans is 4.8 MB of JSON, about a tenth of that compressed,
  * and a browser on loopback spends longer moving the bytes than the server
@@ -161,8 +160,9 @@ static enum MHD_Result handle_otlp(http_t *h, struct MHD_Connection *c, httpd_re
   const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
   int json = media_is(ct, "application/json");
   if (!json && !media_is(ct, "application/x-protobuf"))
-    return send_error(c, 415, -1, "",
-                      "Content-Type must be application/x-protobuf or application/json (OTLP/HTTP)");
+    return send_error(
+        c, 415, -1, "",
+        "Content-Type must be application/x-protobuf or application/json (OTLP/HTTP)");
   if (ce && *ce && strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "identity") != 0)
     return send_error(c, 415, -1, "", "Content-Encoding must be gzip or identity");
   if (r->too_big) {
@@ -175,9 +175,9 @@ static enum MHD_Result handle_otlp(http_t *h, struct MHD_Connection *c, httpd_re
   if (ce && !strcasecmp(ce, "gzip")) {
     int rc = gzip_decode(body, len, h->o.max_body, &plain, &len);
     if (rc != RIPPLE_OK)
-      return send_error(c, rc == RIPPLE_ERANGE ? 413 : 400, -1, "",
-                        rc == RIPPLE_ERANGE ? "the body inflates past the size limit"
-                                            : "the body is not gzip");
+      return send_error(
+          c, rc == RIPPLE_ERANGE ? 413 : 400, -1, "",
+          rc == RIPPLE_ERANGE ? "the body inflates past the size limit" : "the body is not gzip");
     body = plain;
   }
   sbuf_t b;
@@ -374,8 +374,8 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   /* The dashboard's files hold no data: no token (web.h). */
   if (get && web_claims(url)) return web_answer(h->o.web, c, url);
   int search = !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots");
-  int known = ingest || search || !strcmp(url, "/v1/traces") || !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
-              !strncmp(url, "/v1/objects/", 12);
+  int known = ingest || search || !strcmp(url, "/v1/traces") || !strcmp(url, "/metrics") ||
+              !strncmp(url, "/v1/cpids/", 10) || !strncmp(url, "/v1/objects/", 12);
   if (!get)
     return send_error(c, known ? 405 : 404, -1, "",
                       known ? "method not allowed" : unknown_path_message(url));

@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "export.h"
 #include "http.h"
 #include "ripplex/httpd.h"
 #include "ripplex/opt.h"
-#include "export.h"
 #include "server.h"
 #include "web.h"
 

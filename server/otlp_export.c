@@ -211,9 +211,8 @@ static pb_span_t *new_span(otlp_batch_t *b, const ripple_cpid_t *cpid, const uin
 
 /* Kinds with OpenTelemetry semantic-convention attributes (k8s.<kind>.name). */
 static const char *semconv_key(otlp_batch_t *b, const char *kind, const char *suffix) {
-  static const char *const kinds[] = {"Pod",     "Deployment", "ReplicaSet", "StatefulSet",
-                                      "DaemonSet", "Job",      "CronJob",    "Node",
-                                      "Namespace", NULL};
+  static const char *const kinds[] = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet",
+                                      "Job", "CronJob",    "Node",       "Namespace",   NULL};
   for (size_t i = 0; kind && kinds[i]; i++) {
     if (strcmp(kind, kinds[i]) != 0) continue;
     char key[64], lower[32];
@@ -266,13 +265,14 @@ static int add_mergelog(otlp_batch_t *b, json_t *doc) {
   if (kvs_init(b, &a, 10) != RIPPLE_OK) return RIPPLE_ENOMEM;
   int rc = kvs_add(b, &a, "ripple.cpid", json_string_value(json_object_get(doc, "cpid")));
   if (!rc) rc = kvs_add(b, &a, "ripple.component", comp);
-  if (!rc) rc = kvs_add(b, &a, "ripple.object.api_version",
-                        json_string_value(json_object_get(obj, "apiVersion")));
+  if (!rc)
+    rc = kvs_add(b, &a, "ripple.object.api_version",
+                 json_string_value(json_object_get(obj, "apiVersion")));
   if (!rc) rc = kvs_add(b, &a, "ripple.object.kind", kind);
   if (!rc) rc = kvs_add(b, &a, "ripple.object.name", name);
   if (!rc) rc = kvs_add(b, &a, "ripple.object.uid", uid);
-  if (!rc) rc = kvs_add(b, &a, "k8s.namespace.name",
-                        json_string_value(json_object_get(obj, "namespace")));
+  if (!rc)
+    rc = kvs_add(b, &a, "k8s.namespace.name", json_string_value(json_object_get(obj, "namespace")));
   if (!rc && name) rc = kvs_add(b, &a, semconv_key(b, kind, "name"), name);
   if (!rc && uid) rc = kvs_add(b, &a, semconv_key(b, kind, "uid"), uid);
   if (rc) return rc;

@@ -117,7 +117,8 @@ static void span_attr(conv_t *c, const char *k, size_t kn, const char *v, size_t
 static int span_begin(conv_t *c, const span_view_t *v) {
   ripple_cpid_t cpid;
   c->res->spans++;
-  if (v->span_len != 8 || all_zero(v->span_id, 8)) return reject(c, "span id is not 8 bytes, not all zero"), 0;
+  if (v->span_len != 8 || all_zero(v->span_id, 8))
+    return reject(c, "span id is not 8 bytes, not all zero"), 0;
   if (v->trace_len != 16 || all_zero(v->trace_id, 16))
     return reject(c, "trace id is not 16 bytes, not all zero"), 0;
   if (v->cpid_attr) {
@@ -207,7 +208,9 @@ static void pb_value_text(const Ripple__Otlp__AnyValue *v, ProtobufCAllocator *a
       sbuf_puts(b, v->bool_value ? "true" : "false");
       break;
     case RIPPLE__OTLP__ANY_VALUE__VALUE_INT_VALUE: sbuf_printf(b, "%" PRId64, v->int_value); break;
-    case RIPPLE__OTLP__ANY_VALUE__VALUE_DOUBLE_VALUE: sbuf_printf(b, "%.17g", v->double_value); break;
+    case RIPPLE__OTLP__ANY_VALUE__VALUE_DOUBLE_VALUE:
+      sbuf_printf(b, "%.17g", v->double_value);
+      break;
     case RIPPLE__OTLP__ANY_VALUE__VALUE_ARRAY_VALUE: {
       Ripple__Otlp__ArrayValue *arr =
           depth ? NULL
@@ -311,7 +314,7 @@ static int hex_bytes(const char *s, uint8_t *out, size_t n) {
   if (!s || strlen(s) != 2 * n) return 0;
   for (size_t i = 0; i < 2 * n; i++) {
     char ch = s[i];
-    int d = ch >= '0' && ch <= '9' ? ch - '0'
+    int d = ch >= '0' && ch <= '9'   ? ch - '0'
             : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
             : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
                                      : -1;
@@ -456,8 +459,8 @@ void otlp_response(otlp_encoding_t enc, const otlp_result_t *res, sbuf_t *out) {
       sbuf_puts(out, "{}");
       return;
     }
-    sbuf_printf(out, "{\"partialSuccess\":{\"rejectedSpans\":\"%zu\",\"errorMessage\":",
-                res->rejected);
+    sbuf_printf(out,
+                "{\"partialSuccess\":{\"rejectedSpans\":\"%zu\",\"errorMessage\":", res->rejected);
     sbuf_json_str(out, res->msg);
     sbuf_puts(out, "}}");
     return;
@@ -471,6 +474,6 @@ void otlp_response(otlp_encoding_t enc, const otlp_result_t *res, sbuf_t *out) {
   }
   uint8_t buf[512];
   size_t n = ripple__otlp__export_trace_service_response__get_packed_size(&r);
-  if (n <= sizeof buf) sbuf_put(out, (const char *)buf,
-                                ripple__otlp__export_trace_service_response__pack(&r, buf));
+  if (n <= sizeof buf)
+    sbuf_put(out, (const char *)buf, ripple__otlp__export_trace_service_response__pack(&r, buf));
 }

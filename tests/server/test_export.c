@@ -144,7 +144,8 @@ static void post_spans(const rig_t *r, size_t first, size_t n) {
   sbuf_putc(&b, '[');
   for (size_t i = 0; i < n; i++)
     sbuf_printf(&b,
-                "%s{\"cpid\":\"" C1 "\",\"span_id\":\"%016zx\",\"service\":\"svc\",\"name\":"
+                "%s{\"cpid\":\"" C1
+                "\",\"span_id\":\"%016zx\",\"service\":\"svc\",\"name\":"
                 "\"write\",\"start\":\"2026-11-24T10:00:00Z\",\"end\":\"2026-11-24T10:00:01Z\"}",
                 i ? "," : "", first + i + 1);
   sbuf_putc(&b, ']');

@@ -97,16 +97,20 @@ static void test_root_span_id(void **state) {
 static void test_encode_mergelogs_and_spans(void **state) {
   (void)state;
   const char *ml[] = {
-      "{\"cpid\":\"" C1 "\",\"sources\":[],\"time\":\"2026-11-24T10:00:00.000000001Z\","
+      "{\"cpid\":\"" C1
+      "\",\"sources\":[],\"time\":\"2026-11-24T10:00:00.000000001Z\","
       "\"component\":\"kubectl\",\"object\":{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
       "\"namespace\":\"default\",\"name\":\"web\",\"uid\":\"u-1\"}}",
-      "{\"cpid\":\"" C3 "\",\"sources\":[\"" C1 "\",\"" C2 "\"],"
+      "{\"cpid\":\"" C3 "\",\"sources\":[\"" C1 "\",\"" C2
+      "\"],"
       "\"time\":\"2026-11-24T10:00:01Z\",\"component\":\"ripple-webhook\"}"};
   const char *sp[] = {
-      "{\"cpid\":\"" C1 "\",\"span_id\":\"00000000000000a1\",\"service\":\"deployment-controller\","
+      "{\"cpid\":\"" C1
+      "\",\"span_id\":\"00000000000000a1\",\"service\":\"deployment-controller\","
       "\"name\":\"update ReplicaSet\",\"start\":\"2026-11-24T10:00:00.5Z\","
       "\"end\":\"2026-11-24T10:00:00.75Z\",\"attributes\":{\"verb\":\"update\",\"user\":\"u\"}}",
-      "{\"cpid\":\"" C1 "\",\"span_id\":\"00000000000000a2\",\"parent_id\":\"00000000000000a1\","
+      "{\"cpid\":\"" C1
+      "\",\"span_id\":\"00000000000000a2\",\"parent_id\":\"00000000000000a1\","
       "\"service\":\"kubectl\",\"name\":\"child\",\"start\":\"2026-11-24T10:00:00.6Z\","
       "\"end\":\"2026-11-24T10:00:00.6Z\"}"};
   Ripple__Otlp__ExportTraceServiceRequest *r = encode(ml, 2, sp, 2);
@@ -143,9 +147,9 @@ static void test_encode_mergelogs_and_spans(void **state) {
     otlp_root_span_id(srcs[i], id);
     assert_memory_equal(merge->links[i]->trace_id.data, srcs[i]->b, 16);
     assert_memory_equal(merge->links[i]->span_id.data, id, 8);
-    assert_string_equal(attr(merge->links[i]->attributes, merge->links[i]->n_attributes,
-                             "ripple.link"),
-                        "merged_from");
+    assert_string_equal(
+        attr(merge->links[i]->attributes, merge->links[i]->n_attributes, "ripple.link"),
+        "merged_from");
   }
   /* No object: no object attributes. */
   assert_null(attr(merge->attributes, merge->n_attributes, "ripple.object.kind"));
@@ -197,8 +201,8 @@ static json_t *receive(otlp_encoding_t enc, const void *body, size_t len, otlp_r
     dec_batch_t b;
     dec_error_t e;
     int rc = dec_decode(DEC_SPANS, out.p, out.len, &lim, &b, &e);
-    if (rc != RIPPLE_OK) fail_msg("decoder refused the output: %s %s: %.*s", e.field, e.msg,
-                                  (int)out.len, out.p);
+    if (rc != RIPPLE_OK)
+      fail_msg("decoder refused the output: %s %s: %.*s", e.field, e.msg, (int)out.len, out.p);
     assert_int_equal(b.n, res->accepted);
     dec_batch_free(&b);
     j = json_loadb(out.p, out.len, 0, NULL);
@@ -277,8 +281,8 @@ static void span_init(Ripple__Otlp__Span *s, const uint8_t *trace, const uint8_t
 static json_t *span_named(json_t *arr, const char *name) {
   size_t i;
   json_t *s;
-  json_array_foreach(arr, i, s) if (!strcmp(json_string_value(json_object_get(s, "name")), name))
-      return s;
+  json_array_foreach(arr, i,
+                     s) if (!strcmp(json_string_value(json_object_get(s, "name")), name)) return s;
   return NULL;
 }
 
@@ -390,12 +394,14 @@ static void test_receive_json(void **state) {
   const char *body =
       "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
       "\"value\":{\"stringValue\":\"op\"}}]},\"scopeSpans\":[{\"spans\":["
-      "{\"traceId\":\"" C1HEX "\",\"spanId\":\"00000000000000aa\",\"name\":\"r\","
+      "{\"traceId\":\"" C1HEX
+      "\",\"spanId\":\"00000000000000aa\",\"name\":\"r\","
       "\"startTimeUnixNano\":\"1795600800000000000\",\"endTimeUnixNano\":1795600800000000100,"
       "\"attributes\":[{\"key\":\"flag\",\"value\":{\"boolValue\":true}},"
       "{\"key\":\"list\",\"value\":{\"arrayValue\":{\"values\":[{\"intValue\":\"1\"}]}}}]},"
       "{\"traceId\":\"nothex\",\"spanId\":\"00000000000000bb\",\"name\":\"bad id\"},"
-      "{\"traceId\":\"" C1HEX "\",\"spanId\":\"00000000000000cc\",\"name\":\"neg\","
+      "{\"traceId\":\"" C1HEX
+      "\",\"spanId\":\"00000000000000cc\",\"name\":\"neg\","
       "\"startTimeUnixNano\":\"-5\",\"endTimeUnixNano\":\"7\"}"
       "]}]}]}";
   otlp_result_t res;
@@ -484,23 +490,23 @@ static void test_receive_deep_nesting(void **state) {
     back_field(&b, 1, end); /* ArrayValue.values: the AnyValue so far */
     back_field(&b, 5, end); /* AnyValue.array_value */
   }
-  back_field(&b, 2, end);                            /* KeyValue.value */
+  back_field(&b, 2, end); /* KeyValue.value */
   size_t kv_end = end;
   back_bytes(&b, "deep", 4);
-  back_field(&b, 1, b.pos + 4);                      /* KeyValue.key */
-  back_field(&b, 9, kv_end);                         /* Span.attributes */
+  back_field(&b, 1, b.pos + 4); /* KeyValue.key */
+  back_field(&b, 9, kv_end);    /* Span.attributes */
   back_bytes(&b, sid1, 8);
-  back_field(&b, 2, b.pos + 8);                      /* Span.span_id */
+  back_field(&b, 2, b.pos + 8); /* Span.span_id */
   back_bytes(&b, c1.b, 16);
-  back_field(&b, 1, b.pos + 16);                     /* Span.trace_id */
-  back_field(&b, 2, end);                            /* ScopeSpans.spans */
-  back_field(&b, 2, end);                            /* ResourceSpans.scope_spans */
-  back_field(&b, 1, end);                            /* request.resource_spans */
+  back_field(&b, 1, b.pos + 16); /* Span.trace_id */
+  back_field(&b, 2, end);        /* ScopeSpans.spans */
+  back_field(&b, 2, end);        /* ResourceSpans.scope_spans */
+  back_field(&b, 1, end);        /* request.resource_spans */
   otlp_result_t res;
   json_t *j = receive(OTLP_PROTOBUF, b.buf + b.pos, b.cap - b.pos, &res, RIPPLE_OK);
   assert_int_equal(res.accepted, 1);
-  const char *v =
-      json_string_value(json_object_get(json_object_get(json_array_get(j, 0), "attributes"), "deep"));
+  const char *v = json_string_value(
+      json_object_get(json_object_get(json_array_get(j, 0), "attributes"), "deep"));
   assert_non_null(v);
   assert_string_equal(v, "[[...]]");
   json_decref(j);
@@ -618,12 +624,17 @@ static void test_seqs_never_reused(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_root_span_id),       cmocka_unit_test(test_encode_mergelogs_and_spans),
-      cmocka_unit_test(test_encode_refuses_garbage), cmocka_unit_test(test_receive_protobuf),
-      cmocka_unit_test(test_receive_limits),     cmocka_unit_test(test_receive_json),
-      cmocka_unit_test(test_receive_malformed),  cmocka_unit_test(test_receive_deep_nesting),
+      cmocka_unit_test(test_root_span_id),
+      cmocka_unit_test(test_encode_mergelogs_and_spans),
+      cmocka_unit_test(test_encode_refuses_garbage),
+      cmocka_unit_test(test_receive_protobuf),
+      cmocka_unit_test(test_receive_limits),
+      cmocka_unit_test(test_receive_json),
+      cmocka_unit_test(test_receive_malformed),
+      cmocka_unit_test(test_receive_deep_nesting),
       cmocka_unit_test(test_gzip),
-      cmocka_unit_test(test_cursor_parse),       cmocka_unit_test(test_seqs_never_reused),
+      cmocka_unit_test(test_cursor_parse),
+      cmocka_unit_test(test_seqs_never_reused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,12 @@
  * 2. ripple-server killed with SIGKILL while it exports and started again on
  *    the same database: every span posted before and after is in Jaeger,
  *    none invented; spans sent twice are counted (at-least-once allows them).
+ * 3. KEP-5915 (the webhook's --traceparent): a person's create carrying a
+ *    client's traceparent becomes a cascade whose CPID is the client's trace
+ *    id, so the client's span, the webhook's write under it and ripple's
+ *    cascade are one trace in Jaeger; the ReplicaSet keeps the copy the
+ *    Deployment controller made, the Pods get their own; and a scale makes
+ *    exactly the spec writes it makes without the webhook.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -97,8 +103,9 @@ static const char *service_of(const json_t *result, const char *span_hex) {
       json_t *one = json_pack("{s:[O]}", "resourceSpans", json_pack("{s:[O]}", "scopeSpans", ss));
       int here = jaeger_lab_find_span(one, span_hex) != NULL;
       json_decref(one);
-      if (here) return attr_str(json_object_get(json_object_get(rs, "resource"), "attributes"),
-                                "service.name");
+      if (here)
+        return attr_str(json_object_get(json_object_get(rs, "resource"), "attributes"),
+                        "service.name");
     }
   }
   return NULL;
@@ -138,8 +145,7 @@ static void check_in_jaeger(const char *cpid, size_t *ncpids, size_t *nspans, si
       if (!found) fail_msg("CPID %s: no link to source %s", c, json_string_value(src));
       (*nlinks)++;
     }
-    assert_string_equal(service_of(got, root),
-                        json_string_value(json_object_get(m, "component")));
+    assert_string_equal(service_of(got, root), json_string_value(json_object_get(m, "component")));
     json_array_foreach(json_object_get(sp, "spans"), k, s) {
       if (strcmp(json_string_value(json_object_get(s, "cpid")), c) != 0) continue;
       const char *id = json_string_value(json_object_get(s, "span_id"));
@@ -221,17 +227,24 @@ static void spawn_server(whlab_proc_t *p, const char *dir, const char *db, int n
   const char *bin = getenv("RIPPLE_SERVER_BIN");
   assert_non_null(bin);
   snprintf(p->log, sizeof p->log, "%s/server-%d.log", dir, n);
-  char *argv[] = {(char *)bin,         "--listen", "127.0.0.1:0",  "--db", (char *)db,
-                  "--otlp-endpoint",   (char *)jaeger_lab_otlp_url(jaeger), "--otlp-batch",
-                  "50",                "--no-web", NULL};
+  char *argv[] = {(char *)bin,
+                  "--listen",
+                  "127.0.0.1:0",
+                  "--db",
+                  (char *)db,
+                  "--otlp-endpoint",
+                  (char *)jaeger_lab_otlp_url(jaeger),
+                  "--otlp-batch",
+                  "50",
+                  "--no-web",
+                  NULL};
   whlab_spawn(p, argv);
 }
 
 static void test_kill_mid_export(void **state) {
   (void)state;
   enum { N = 6000 };
-  char dir[] = "/tmp/ripple-otlp-lab-XXXXXX", db[96], base[64], cpid[CL_CPID], trace[33],
-       root[17];
+  char dir[] = "/tmp/ripple-otlp-lab-XXXXXX", db[96], base[64], cpid[CL_CPID], trace[33], root[17];
   assert_non_null(mkdtemp(dir));
   snprintf(db, sizeof db, "%s/trace.db", dir);
   whlab_new_cpid(cpid);
@@ -274,10 +287,124 @@ static void test_kill_mid_export(void **state) {
   test_rmtree(dir);
 }
 
+/* {name: traceparent annotation} of resource's objects labelled app=kep. */
+static void collect_tp(void *ud, json_t *o) {
+  if (!o) return;
+  json_t *ann = json_object_get(json_object_get(o, "metadata"), "annotations");
+  const char *tp = json_string_value(json_object_get(ann, "tracing.k8s.io/traceparent"));
+  json_object_set_new(ud,
+                      json_string_value(json_object_get(json_object_get(o, "metadata"), "name")),
+                      json_string(tp ? tp : ""));
+}
+
+static json_t *traceparents(const char *resource) {
+  json_t *out = json_object();
+  ripple_kube_list_opts_t lo = {.namespace_ = cl.ns, .label_selector = "app=kep"};
+  ripple_kube_status_t st;
+  if (ripple_kube_list(cl.kc, lab_resolve(cl.kc, resource), &lo, collect_tp, out, NULL, &st) !=
+      RIPPLE_OK)
+    fail_msg("cannot list %s", resource);
+  return out;
+}
+
+static const char *const WRITES[] = {"pods", "replicasets", "deployments", NULL};
+
+static void scale_kep(int n) {
+  char patch[64];
+  snprintf(patch, sizeof patch, "{\"spec\":{\"replicas\":%d}}", n);
+  whlab_patch(&cl, "deployments", "kep", patch);
+  cl_wait_fields("deployments", "kep", n, CL_READY_APPS, 120000);
+}
+
+static void test_traceparent_in_jaeger(void **state) {
+  (void)state;
+  whlab_begin_cluster(&cl, "rkep");
+  cl.server_args[0] = "--otlp-endpoint";
+  cl.server_args[1] = jaeger_lab_otlp_url(jaeger);
+  cl.webhook_args[0] = "--traceparent";
+  cl_start_webhook();
+  /* The client's trace: a trace id (any 16 bytes; here a fresh UUID's) and its span. */
+  char tid_uuid[CL_CPID], trace[33], root[17], client_span[17] = "00f067aa0ba902b7", tp[64];
+  whlab_new_cpid(tid_uuid);
+  ids(tid_uuid, trace, root);
+  snprintf(tp, sizeof tp, "00-%s-%s-01", trace, client_span);
+  json_t *d = cl_deployment("kep", 2);
+  json_object_set_new(json_object_get(d, "metadata"), "annotations",
+                      json_pack("{s:s}", "tracing.k8s.io/traceparent", tp));
+  whlab_create(&cl, "deployments", d);
+  cl_wait_fields("deployments", "kep", 2, CL_READY_APPS, 120000);
+  cl_spans_settle();
+
+  /* The Deployment's CPID is the client's trace id; its traceparent is the client's. */
+  json_t *dep = cl_get("deployments", "kep");
+  char cpid[CL_CPID];
+  assert_true(whlab_obj_cpid(dep, "Deployment", cpid));
+  assert_string_equal(cpid, tid_uuid);
+  json_decref(dep);
+  json_t *rs = traceparents("replicasets"), *pods = traceparents("pods");
+  const char *name;
+  json_t *v;
+  assert_int_equal(json_object_size(rs), 1);
+  json_object_foreach(rs, name, v) assert_string_equal(json_string_value(v), tp); /* the copy */
+  json_t *pod_cpids = cl_cpids("pods", "app=kep", "Pod");
+  assert_int_equal(json_object_size(pods), 2);
+  json_object_foreach(pods, name, v) {
+    char t[33], r[17], want[64];
+    ids(json_string_value(json_object_get(pod_cpids, name)), t, r);
+    snprintf(want, sizeof want, "00-%s-%s-01", t, r);
+    assert_string_equal(json_string_value(v), want); /* each Pod's own */
+  }
+  json_decref(pod_cpids);
+
+  /* One trace in Jaeger: the webhook's write span under the client's span,
+   * the CPID's root span, and the cascade beneath. */
+  wait_drained(cl.trace);
+  json_t *got = NULL;
+  if (jaeger_lab_wait_spans(jaeger, trace, 3, 30000, &got) != RIPPLE_OK)
+    fail_msg("%s", jaeger_lab_last_error(jaeger));
+  assert_non_null(jaeger_lab_find_span(got, root));
+  size_t i, j, k, under_client = 0;
+  json_t *rsj, *ss, *sp;
+  json_array_foreach(json_object_get(got, "resourceSpans"), i, rsj) {
+    json_array_foreach(json_object_get(rsj, "scopeSpans"), j, ss) {
+      json_array_foreach(json_object_get(ss, "spans"), k, sp) {
+        const char *p = json_string_value(json_object_get(sp, "parentSpanId"));
+        under_client += p && !strcasecmp(p, client_span);
+      }
+    }
+  }
+  assert_int_equal(under_client, 1);
+  json_decref(got);
+
+  /* A scale with the webhook and one without: the same spec writes. */
+  json_t *b1 = cl_quiet_counts(WRITES);
+  scale_kep(4);
+  json_t *a1 = cl_quiet_counts(WRITES), *with = cl_counts_diff(b1, a1);
+  cl_unregister();
+  json_t *b2 = cl_quiet_counts(WRITES);
+  scale_kep(6);
+  json_t *a2 = cl_quiet_counts(WRITES), *without = cl_counts_diff(b2, a2);
+  char *tw = json_dumps(with, JSON_SORT_KEYS), *tn = json_dumps(without, JSON_SORT_KEYS);
+  fprintf(stderr, "# writes of a scale by 2: with the webhook %s, without %s\n", tw, tn);
+  static const char *const exact[] = {"replicasets PUT", "replicasets PATCH", "pods POST",
+                                      "deployments PATCH", NULL};
+  for (const char *const *key = exact; *key; key++)
+    if (json_integer_value(json_object_get(with, *key)) !=
+        json_integer_value(json_object_get(without, *key)))
+      fail_msg("%s: %lld with the webhook, %lld without", *key,
+               (long long)json_integer_value(json_object_get(with, *key)),
+               (long long)json_integer_value(json_object_get(without, *key)));
+  free(tw);
+  free(tn);
+  json_decref(b1), json_decref(a1), json_decref(with), json_decref(b2), json_decref(a2);
+  json_decref(without), json_decref(rs), json_decref(pods);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_scale_in_jaeger, setup, teardown),
       cmocka_unit_test_setup_teardown(test_kill_mid_export, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_traceparent_in_jaeger, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -539,3 +539,27 @@ void cl_wait_pods(const char *selector, size_t n, int timeout_ms) {
   snprintf(what, sizeof what, "%zu running pods %s", n, selector);
   cl_wait(pods_running, &w, timeout_ms, what);
 }
+
+json_t *cl_quiet_counts(const char *const *res) {
+  json_t *last = cl_write_counts(res);
+  for (int i = 0, still = 0; i < 60 && still < 4; i++) {
+    usleep(500000);
+    json_t *now = cl_write_counts(res);
+    still = json_equal(now, last) ? still + 1 : 0;
+    json_decref(last);
+    last = now;
+  }
+  return last;
+}
+
+json_t *cl_counts_diff(const json_t *before, const json_t *after) {
+  json_t *d = json_object();
+  const char *k;
+  json_t *v;
+  json_object_foreach((json_t *)after, k, v) {
+    json_int_t b = json_integer_value(json_object_get(before, k));
+    if (json_integer_value(v) != b)
+      json_object_set_new(d, k, json_integer(json_integer_value(v) - b));
+  }
+  return d;
+}

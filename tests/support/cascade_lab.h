@@ -112,6 +112,11 @@ void cl_dump_spans(const char *label, const json_t *arr);
  * out) summed over codes, as {"<resource>[/<sub>] <VERB>": n} for the
  * resources listed in res (NULL-terminated). */
 json_t *cl_write_counts(const char *const *res);
+/* cl_write_counts(res) once the counters have stood still for 2 s (at most
+ * 30 s): the cascade and the controllers' follow-ups are done. */
+json_t *cl_quiet_counts(const char *const *res);
+/* after - before of two cl_write_counts answers, the keys that changed only. */
+json_t *cl_counts_diff(const json_t *before, const json_t *after);
 /* How many calls to this test's webhook kube-apiserver let through unchanged
  * because the webhook did not answer in time (failurePolicy Ignore):
  * apiserver_admission_webhook_fail_open_count for the registration. */

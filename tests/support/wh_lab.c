@@ -132,18 +132,19 @@ void whlab_start(whlab_t *l) {
   for (size_t i = 0, n = 5; i < 8 && l->server_args[i]; i++) sargv[n++] = (char *)l->server_args[i];
   whlab_spawn(&l->server, sargv);
   snprintf(l->trace, sizeof l->trace, "http://127.0.0.1:%u", l->server.port);
-  char *wargv[] = {(char *)wh_bin,
-                   "--listen",
-                   "127.0.0.1:0",
-                   "--tls-cert",
-                   getenv("RIPPLE_LAB_WEBHOOK_CERT"),
-                   "--tls-key",
-                   getenv("RIPPLE_LAB_WEBHOOK_KEY"),
-                   "--kubeconfig",
-                   getenv("KUBECONFIG"),
-                   "--trace-server",
-                   l->trace,
-                   NULL};
+  char *wargv[24] = {(char *)wh_bin,
+                     "--listen",
+                     "127.0.0.1:0",
+                     "--tls-cert",
+                     getenv("RIPPLE_LAB_WEBHOOK_CERT"),
+                     "--tls-key",
+                     getenv("RIPPLE_LAB_WEBHOOK_KEY"),
+                     "--kubeconfig",
+                     getenv("KUBECONFIG"),
+                     "--trace-server",
+                     l->trace};
+  for (size_t i = 0, n = 11; i < 8 && l->webhook_args[i]; i++)
+    wargv[n++] = (char *)l->webhook_args[i];
   whlab_spawn(&l->webhook, wargv);
   if (!lab_wait(webhook_ready, l, 60000)) fail_msg("the webhook's informers did not sync");
   fprintf(stderr, "# logs: %s %s\n", l->server.log, l->webhook.log);

@@ -33,8 +33,9 @@ typedef struct whlab {
   char name[64];            /* the registration's name, "" when none */
   ripple_kube_client_t *kc; /* the test's client (whlab_begin_cluster), NULL after whlab_end */
   char ns[64];              /* the test's namespace, "" when none or deleted */
-  const char *server_args[8]; /* more options for the trace server, NULL-terminated (set
-                                 before whlab_start) */
+  /* More options for the trace server and the webhook, NULL-terminated (set
+   * before whlab_start). */
+  const char *server_args[8], *webhook_args[8];
 } whlab_t;
 
 /* A client on $KUBECONFIG, the processes of l killed at exit too (no process

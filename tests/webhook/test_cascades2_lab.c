@@ -216,33 +216,6 @@ static const char *const WRITES[] = {"pods",
                                      "services",
                                      NULL};
 
-/* Counters standing still for 2 s: the cascade (and the controllers'
- * follow-ups) are done. */
-static json_t *quiet_counts(void) {
-  json_t *last = cl_write_counts(WRITES);
-  for (int i = 0, still = 0; i < 60 && still < 4; i++) {
-    usleep(500000);
-    json_t *now = cl_write_counts(WRITES);
-    still = json_equal(now, last) ? still + 1 : 0;
-    json_decref(last);
-    last = now;
-  }
-  return last;
-}
-
-/* after - before, per key. */
-static json_t *diff(const json_t *before, const json_t *after) {
-  json_t *d = json_object();
-  const char *k;
-  json_t *v;
-  json_object_foreach((json_t *)after, k, v) {
-    json_int_t b = json_integer_value(json_object_get(before, k));
-    if (json_integer_value(v) != b)
-      json_object_set_new(d, k, json_integer(json_integer_value(v) - b));
-  }
-  return d;
-}
-
 typedef void (*cascade_fn)(int up);
 
 /* Scale resource/name to n; wait until the fields in ready say so and its
@@ -267,9 +240,9 @@ static void statefulset_step(int up) {
 /* One measured run: the cascade up (counted), then back down (not counted). */
 static json_t *run(cascade_fn step, int with) {
   if (with) cl_start_webhook();
-  json_t *before = quiet_counts();
+  json_t *before = cl_quiet_counts(WRITES);
   step(1);
-  json_t *after = quiet_counts(), *d = diff(before, after);
+  json_t *after = cl_quiet_counts(WRITES), *d = cl_counts_diff(before, after);
   step(0);
   if (with) cl_unregister();
   json_decref(before);
