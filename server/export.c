@@ -3,9 +3,10 @@
  *
  * The loop: wait until a table has rows past the cursor; skip what is past
  * the backlog bound; read up to `batch` rows of each table; encode them as one
- * OTLP request; POST it; on a 2xx (or an answer that can never succeed) move
- * the cursor past them. A retryable failure leaves the cursor where it is and
- * waits, so the next round reads the same rows again (plus any new ones).
+ * OTLP request; POST it, and while it is on the wire read and encode the next
+ * rows; on a 2xx (or an answer that can never succeed) move the cursor past
+ * the rows sent. A retryable failure leaves the cursor where it is and waits,
+ * then sends the same request again (the next one is built anew after it).
  * The cursor is saved after every request that moved it (a new file renamed
  * over the old: a process killed at any moment leaves the old cursor or the
  * new one), synced to disk once a second and at stop; a power loss may lose
@@ -55,7 +56,9 @@ struct exp {
   char *url, *ca_file, *client_cert, *client_key, *cursor_path;
   struct curl_slist *hdrs;
   CURL *curl;
-  otlp_batch_t *batch;
+  CURLM *multi;
+  struct curl_slist gz_hdr; /* "Content-Encoding: gzip" in front of hdrs */
+  otlp_batch_t *batch, *batch2;
   pthread_t thread;
   int started;
 
@@ -182,22 +185,66 @@ static void observe_lag(exp_t *e, int k) {
   atomic_store_explicit(&r->head, head, memory_order_release);
 }
 
-/* ---- one round --------------------------------------------------------------------- */
+/* ---- batches ------------------------------------------------------------------------ */
+
+/* A request being built or sent: the rows after from[] up to to[], encoded
+ * (and compressed) into req. Two of them take turns: while one is on the
+ * wire, the next is read and encoded, so the endpoint's time and ours
+ * overlap. */
+typedef struct slot {
+  otlp_batch_t *batch;
+  sbuf_t req;
+  int gzip, ready; /* ready: built for the cursor in from[] */
+  uint64_t from[2], to[2];
+  size_t rows[2], bad[2];
+} slot_t;
 
 typedef struct reading {
-  exp_t *e;
+  slot_t *s;
   dec_kind_t kind;
-  size_t rows, bad;
 } reading_t;
 
 static void add_row(void *ud, uint64_t seq, const char *body, size_t len) {
   reading_t *r = ud;
+  int k = r->kind == DEC_MERGELOGS ? 0 : 1;
   (void)seq;
-  r->rows++;
-  if (otlp_batch_add(r->e->batch, r->kind, body, len) != RIPPLE_OK) r->bad++;
+  r->s->rows[k]++;
+  if (otlp_batch_add(r->s->batch, r->kind, body, len) != RIPPLE_OK) r->s->bad[k]++;
 }
 
-/* Past the bound, the oldest waiting rows are skipped. Under mu. */
+/* Read the rows after from[] (committed up to upto[]) into s and encode them. */
+static int build(exp_t *e, slot_t *s, const uint64_t from[2], const uint64_t upto[2]) {
+  otlp_batch_reset(s->batch);
+  s->req.len = 0;
+  s->ready = 0;
+  for (int k = 0; k < 2; k++) {
+    reading_t rd = {s, k ? DEC_SPANS : DEC_MERGELOGS};
+    s->from[k] = from[k];
+    s->rows[k] = s->bad[k] = 0;
+    if (store_scan(e->srv->store, rd.kind, from[k], e->c.batch, add_row, &rd, &s->to[k]) !=
+        RIPPLE_OK)
+      return RIPPLE_ESYS; /* the store cannot be read now */
+    /* A short read saw every row committed before upto was taken: the seqs in
+     * between were deleted or never committed, and are passed. */
+    if (s->rows[k] < e->c.batch && upto[k] > s->to[k]) s->to[k] = upto[k];
+  }
+  s->gzip = 0;
+  if (otlp_batch_spans(s->batch)) {
+    if (otlp_batch_encode(s->batch, &s->req) != RIPPLE_OK) return RIPPLE_ENOMEM;
+    char *z;
+    size_t zlen;
+    if (e->c.gzip && gzip_encode(s->req.p, s->req.len, &z, &zlen) == RIPPLE_OK) {
+      s->req.len = 0;
+      sbuf_put(&s->req, z, zlen);
+      free(z);
+      s->gzip = 1;
+    }
+    if (s->req.oom) return RIPPLE_ENOMEM;
+  }
+  s->ready = 1;
+  return RIPPLE_OK;
+}
+
 static void bound_backlog(exp_t *e) {
   for (int k = 0; k < 2; k++) {
     uint64_t last = atomic_load(&e->last[k]);
@@ -211,6 +258,8 @@ static void bound_backlog(exp_t *e) {
   }
 }
 
+/* ---- sending ------------------------------------------------------------------------- */
+
 static size_t collect(void *p, size_t size, size_t n, void *ud) {
   sbuf_t *b = ud;
   if (b->len < 65536) sbuf_put(b, p, size * n);
@@ -223,23 +272,32 @@ static int progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c, curl_off
   return atomic_load(&e->stop); /* non-zero aborts the transfer */
 }
 
-/* POST one request. Returns SENT_OK, SENT_RETRY (with *retry_after_s when the
- * endpoint said) or SENT_REJECTED; *status the HTTP status (0: no answer). */
-static int post(exp_t *e, const sbuf_t *req, long *status, long *retry_after_s, sbuf_t *answer,
-                size_t *sent) {
-  char *z = NULL;
-  size_t zlen = 0;
-  const char *body = req->p;
-  size_t len = req->len;
-  if (e->c.gzip && gzip_encode(req->p, req->len, &z, &zlen) == RIPPLE_OK) body = z, len = zlen;
-  struct curl_slist *h = e->hdrs;
-  struct curl_slist gz = {.data = (char *)"Content-Encoding: gzip", .next = e->hdrs};
-  if (z) h = &gz;
-  curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, h);
-  curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(e->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+/* Put s on the wire (it goes on while the caller builds the next one). */
+static void send_start(exp_t *e, slot_t *s, sbuf_t *answer) {
+  e->gz_hdr = (struct curl_slist){.data = (char *)"Content-Encoding: gzip", .next = e->hdrs};
+  curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, s->gzip ? &e->gz_hdr : e->hdrs);
+  curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, s->req.p);
+  curl_easy_setopt(e->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->req.len);
   curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, answer);
-  CURLcode cc = curl_easy_perform(e->curl);
+  curl_multi_add_handle(e->multi, e->curl);
+  int running;
+  curl_multi_perform(e->multi, &running); /* connect and write what the socket takes */
+}
+
+/* Drive the request to its end. Returns SENT_OK, SENT_RETRY (with
+ * *retry_after_s when the endpoint said) or SENT_REJECTED; *status the HTTP
+ * status (0: no answer). */
+static int send_finish(exp_t *e, long *status, long *retry_after_s) {
+  int running = 1;
+  CURLcode cc = CURLE_OK;
+  while (running) {
+    if (curl_multi_perform(e->multi, &running) != CURLM_OK) break;
+    if (running) curl_multi_poll(e->multi, NULL, 0, 100, NULL);
+  }
+  int left;
+  for (CURLMsg *m; (m = curl_multi_info_read(e->multi, &left));)
+    if (m->msg == CURLMSG_DONE) cc = m->data.result;
+  curl_multi_remove_handle(e->multi, e->curl);
   *status = 0;
   *retry_after_s = 0;
   if (cc == CURLE_OK) {
@@ -248,11 +306,10 @@ static int post(exp_t *e, const sbuf_t *req, long *status, long *retry_after_s, 
     if (curl_easy_getinfo(e->curl, CURLINFO_RETRY_AFTER, &ra) == CURLE_OK && ra > 0)
       *retry_after_s = (long)(ra < 3600 ? ra : 3600);
   }
-  free(z);
-  *sent = cc == CURLE_OK ? len : 0;
-  if (cc != CURLE_OK) {
-    ripple_log(RIPPLE_LOG_WARN, "otlp_export_failed", "error=\"%s\" action=retry",
-               curl_easy_strerror(cc));
+  if (cc != CURLE_OK || *status == 0) {
+    if (!atomic_load(&e->stop))
+      ripple_log(RIPPLE_LOG_WARN, "otlp_export_failed", "error=\"%s\" action=retry",
+                 curl_easy_strerror(cc != CURLE_OK ? cc : CURLE_GOT_NOTHING));
     return SENT_RETRY;
   }
   if (*status >= 200 && *status < 300) return SENT_OK;
@@ -292,46 +349,23 @@ static int64_t jitter(int64_t d) {
   return d / 2 + (int64_t)(r % (uint32_t)(d / 2 + 1));
 }
 
-/* Read, send and settle the rows after from[] (committed up to upto[]);
- * returns the delay before the next round (0: go on at once). Called without
- * mu. */
-static int64_t round_once(exp_t *e, const uint64_t from[2], const uint64_t upto[2], int *attempt) {
-  reading_t rd[2] = {{e, DEC_MERGELOGS, 0, 0}, {e, DEC_SPANS, 0, 0}};
-  uint64_t to[2];
-  otlp_batch_reset(e->batch);
-  for (int k = 0; k < 2; k++) {
-    if (store_scan(e->srv->store, rd[k].kind, from[k], e->c.batch, add_row, &rd[k], &to[k]) !=
-        RIPPLE_OK)
-      return e->c.backoff_max_ms; /* the store cannot be read now */
-    /* A short read saw every row committed before upto was taken: the seqs in
-     * between were deleted or never committed, and are passed. */
-    if (rd[k].rows < e->c.batch && upto[k] > to[k]) to[k] = upto[k];
-  }
-  int result = SENT_OK;
-  long status = 0, retry_after = 0;
-  size_t sent = 0;
-  sbuf_t req, answer;
-  sbuf_init(&req);
-  sbuf_init(&answer);
-  if (otlp_batch_spans(e->batch)) {
-    if (otlp_batch_encode(e->batch, &req) != RIPPLE_OK) {
-      sbuf_free(&req);
-      return e->c.backoff_min_ms;
-    }
-    result = post(e, &req, &status, &retry_after, &answer, &sent);
-    if (result == SENT_OK) delivered(e, &answer);
-  }
+/* What s's answer means for the cursor and the counters; returns the delay
+ * before the next round (0: go on at once). */
+static int64_t settle(exp_t *e, const slot_t *s, int result, long status, long retry_after,
+                      sbuf_t *answer, int *attempt) {
+  int sent = otlp_batch_spans(s->batch) != 0;
+  if (result == SENT_OK && sent) delivered(e, answer);
   pthread_mutex_lock(&e->mu);
-  e->requests[result] += otlp_batch_spans(e->batch) ? 1 : 0;
-  e->bytes_sent += sent;
+  e->requests[result] += sent;
+  e->bytes_sent += result != SENT_RETRY && sent ? s->req.len : 0;
   if (result == SENT_REJECTED) {
     char q[300];
-    answer.len = answer.len > 200 ? 200 : answer.len;
-    sbuf_putc(&answer, '\0');
-    ripple_log_quote(answer.p ? answer.p : "", q, sizeof q);
+    answer->len = answer->len > 200 ? 200 : answer->len;
+    sbuf_putc(answer, '\0');
+    ripple_log_quote(answer->p ? answer->p : "", q, sizeof q);
     ripple_log(RIPPLE_LOG_ERROR, "otlp_export_rejected",
-               "status=%ld mergelogs=%" PRIu64 " spans=%" PRIu64 " answer=%s action=drop", status,
-               to[0] - from[0], to[1] - from[1], q);
+               "status=%ld mergelogs=%zu spans=%zu answer=%s action=drop", status, s->rows[0],
+               s->rows[1], q);
   }
   int64_t delay = 0;
   if (result == SENT_RETRY) {
@@ -343,23 +377,54 @@ static int64_t round_once(exp_t *e, const uint64_t from[2], const uint64_t upto[
     *attempt = 0;
     for (int k = 0; k < 2; k++) {
       /* A bound that skipped rows meanwhile may have moved the cursor further. */
-      if (to[k] > e->cursor[k]) {
-        uint64_t n = to[k] - from[k];
+      if (s->to[k] > e->cursor[k]) {
         if (result == SENT_OK)
-          e->exported[k] += n - rd[k].bad;
+          e->exported[k] += s->rows[k] - s->bad[k];
         else
-          e->dropped_rejected[k] += n;
-        e->cursor[k] = to[k];
+          e->dropped_rejected[k] += s->rows[k];
+        e->cursor[k] = s->to[k];
       }
-      e->unreadable += rd[k].bad;
+      e->unreadable += s->bad[k];
       observe_lag(e, k);
     }
-    if (result == SENT_OK && otlp_batch_spans(e->batch)) e->last_success = (double)time(NULL);
+    if (result == SENT_OK && sent) e->last_success = (double)time(NULL);
     e->dirty = 1;
   }
   pthread_mutex_unlock(&e->mu);
-  sbuf_free(&req);
+  return delay;
+}
+
+/* One request: cur (built for the cursor) is sent; meanwhile next is built
+ * for the rows after cur's, to be sent next if cur is delivered. Returns the
+ * delay before the next round. */
+static int64_t round_once(exp_t *e, slot_t **cur, slot_t **next, int *attempt) {
+  pthread_mutex_lock(&e->mu);
+  bound_backlog(e);
+  uint64_t from[2] = {e->cursor[0], e->cursor[1]};
+  pthread_mutex_unlock(&e->mu);
+  uint64_t upto[2] = {atomic_load(&e->last[0]), atomic_load(&e->last[1])};
+  slot_t *c = *cur, *n = *next;
+  if (!c->ready || c->from[0] != from[0] || c->from[1] != from[1]) {
+    if (from[0] >= upto[0] && from[1] >= upto[1]) return WAIT_MS; /* nothing new */
+    if (build(e, c, from, upto) != RIPPLE_OK) return e->c.backoff_max_ms;
+  }
+  sbuf_t answer;
+  sbuf_init(&answer);
+  long status = 0, retry_after = 0;
+  int result = SENT_OK;
+  n->ready = 0;
+  if (otlp_batch_spans(c->batch)) {
+    send_start(e, c, &answer);
+    if (c->to[0] < upto[0] || c->to[1] < upto[1]) (void)build(e, n, c->to, upto);
+    result = send_finish(e, &status, &retry_after);
+  }
+  int64_t delay = settle(e, c, result, status, retry_after, &answer, attempt);
   sbuf_free(&answer);
+  c->ready = result == SENT_RETRY; /* the same rows again, as built */
+  if (result != SENT_RETRY) {      /* the next one goes next */
+    *cur = n;
+    *next = c;
+  }
   return delay;
 }
 
@@ -395,19 +460,14 @@ static void yield_to_ingest(void) {
 static void *run(void *arg) {
   exp_t *e = arg;
   int attempt = 0;
+  slot_t slots[2] = {{.batch = e->batch}, {.batch = e->batch2}}, *cur = &slots[0],
+         *next = &slots[1];
+  sbuf_init(&slots[0].req);
+  sbuf_init(&slots[1].req);
   yield_to_ingest();
   while (!atomic_load(&e->stop)) {
-    pthread_mutex_lock(&e->mu);
-    bound_backlog(e);
-    uint64_t from[2] = {e->cursor[0], e->cursor[1]};
-    pthread_mutex_unlock(&e->mu);
+    int64_t delay = round_once(e, &cur, &next, &attempt);
     maybe_save(e, 0);
-    uint64_t upto[2] = {atomic_load(&e->last[0]), atomic_load(&e->last[1])};
-    int64_t delay = 0;
-    if (from[0] >= upto[0] && from[1] >= upto[1])
-      delay = WAIT_MS;
-    else
-      delay = round_once(e, from, upto, &attempt);
     if (delay > 0) {
       pthread_mutex_lock(&e->mu); /* exp_stop signals under mu: checked here, never missed */
       if (!atomic_load(&e->stop)) wait_ms(e, delay);
@@ -415,6 +475,8 @@ static void *run(void *arg) {
     }
   }
   maybe_save(e, 1);
+  sbuf_free(&slots[0].req);
+  sbuf_free(&slots[1].req);
   return NULL;
 }
 
@@ -469,6 +531,8 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
   atomic_store(&e->last[1], store_max_seq(s->store, DEC_SPANS));
   int rc = e->url && e->cursor_path ? RIPPLE_OK : RIPPLE_ENOMEM;
   if (rc == RIPPLE_OK) rc = otlp_batch_new(&e->batch);
+  if (rc == RIPPLE_OK) rc = otlp_batch_new(&e->batch2);
+  if (rc == RIPPLE_OK && !(e->multi = curl_multi_init())) rc = RIPPLE_ENOMEM;
   e->c.headers = c->headers;
   if (rc == RIPPLE_OK) rc = setup_curl(e, err, errcap);
   e->c.headers = NULL;
@@ -506,9 +570,11 @@ void exp_stop(exp_t *e) {
     pthread_mutex_unlock(&e->mu);
     pthread_join(e->thread, NULL);
   }
+  curl_multi_cleanup(e->multi);
   curl_easy_cleanup(e->curl);
   curl_slist_free_all(e->hdrs);
   otlp_batch_free(e->batch);
+  otlp_batch_free(e->batch2);
   pthread_cond_destroy(&e->wake);
   pthread_mutex_destroy(&e->mu);
   free(e->url);
