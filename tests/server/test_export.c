@@ -137,6 +137,18 @@ static exp_config_t config(const rig_t *r, const char *url, char *cursor, size_t
                         .cursor_path = cursor};
 }
 
+/* Open the rig and start an exporter to url (max_backlog 0: the default). */
+static exp_t *open_exporter(rig_t *r, const char *url, char *cursor, size_t cap,
+                            size_t max_backlog) {
+  rig_open(r);
+  exp_config_t c = config(r, url, cursor, cap);
+  if (max_backlog) c.max_backlog = max_backlog;
+  exp_t *e;
+  char err[256];
+  if (exp_start(&r->srv, &c, &e, err, sizeof err) != RIPPLE_OK) fail_msg("exp_start: %s", err);
+  return e;
+}
+
 /* n spans of C1 (span ids first+1 .. first+n), in one POST. */
 static void post_spans(const rig_t *r, size_t first, size_t n) {
   sbuf_t b;
@@ -170,12 +182,8 @@ static void test_retries_then_delivers(void **state) {
   static const int script[] = {503, 429, 502, 504};
   peer_t p;
   peer_start(&p, script, 4);
-  rig_open(r);
   char cursor[128];
-  exp_config_t c = config(r, p.url, cursor, sizeof cursor);
-  exp_t *e;
-  char err[256];
-  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  exp_t *e = open_exporter(r, p.url, cursor, sizeof cursor, 0);
   post_spans(r, 0, 30);
   exp_stats_t st;
   settle(e, &st);
@@ -197,12 +205,8 @@ static void test_refused_batch_is_dropped(void **state) {
   static const int script[] = {400};
   peer_t p;
   peer_start(&p, script, 1);
-  rig_open(r);
   char cursor[128];
-  exp_config_t c = config(r, p.url, cursor, sizeof cursor);
-  exp_t *e;
-  char err[256];
-  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  exp_t *e = open_exporter(r, p.url, cursor, sizeof cursor, 0);
   post_spans(r, 0, 10);
   exp_stats_t st;
   settle(e, &st);
@@ -224,12 +228,8 @@ static void test_partial_success_not_retried(void **state) {
   peer_t p;
   peer_start(&p, NULL, 0);
   p.partial = 3;
-  rig_open(r);
   char cursor[128];
-  exp_config_t c = config(r, p.url, cursor, sizeof cursor);
-  exp_t *e;
-  char err[256];
-  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  exp_t *e = open_exporter(r, p.url, cursor, sizeof cursor, 0);
   post_spans(r, 0, 10);
   exp_stats_t st;
   settle(e, &st);
@@ -249,14 +249,9 @@ static void test_dead_endpoint_bounded_backlog(void **state) {
   peer_start(&p, NULL, 0);
   uint16_t port = p.port;
   peer_stop(&p); /* the port is now closed: connections are refused */
-  rig_open(r);
   char cursor[128], url[64];
   snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/traces", port);
-  exp_config_t c = config(r, url, cursor, sizeof cursor);
-  c.max_backlog = 20;
-  exp_t *e;
-  char err[256];
-  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  exp_t *e = open_exporter(r, url, cursor, sizeof cursor, 20);
   post_spans(r, 0, 50);
   exp_stats_t st;
   for (int i = 0; i < 1000; i++) { /* until the bound has acted */
