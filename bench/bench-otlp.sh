@@ -8,18 +8,22 @@
 #     backlog is drained) and the largest backlog seen (sampled every 0.5 s);
 #   - the lag from commit to visible in Jaeger, p50 and p99, from the server's
 #     ripple_otlp_export_lag_seconds histogram (linear within a bucket);
-#   - a direct check: the newest CPID posted is fetched from Jaeger's query API.
+# Twice: at full rate (ingest takes the server's core; the exporter, in the idle
+# scheduling class, gets what is left, so the backlog grows to its bound), and
+# at a steady rate the exporter keeps up with (--rate, default 20,000 records/s),
+# where the lag is what an operator sees day to day.
 # The server is pinned to core 0; bench_ingest and Jaeger share core 1.
-# Usage: bench/bench-otlp.sh [--build DIR] [--seconds S] [--batch N]
+# Usage: bench/bench-otlp.sh [--build DIR] [--seconds S] [--batch N] [--rate R]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build="$root/build/release" seconds=10 batch=1000
+build="$root/build/release" seconds=10 batch=1000 rate=20000
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build) build=$(cd "$2" && pwd); shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
-    *) echo "usage: $0 [--build DIR] [--seconds S] [--batch N]" >&2; exit 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    *) echo "usage: $0 [--build DIR] [--seconds S] [--batch N] [--rate R]" >&2; exit 2 ;;
   esac
 done
 server_bin=$build/bin/ripple-server ingest=$build/bench/bench_ingest
@@ -108,55 +112,64 @@ echo "== export off"
 taskset -c 1 "$ingest" --port "${server_url##*:}" --seconds "$seconds" --kind both --sync normal --batch "$batch" || true
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
 
-# 2. Export on: ingest, then the backlog drained.
-dir=$(mktemp -d "$work/run.XXXXXX")
-server_start "$dir" --otlp-endpoint "http://127.0.0.1:$otlp/v1/traces" --otlp-batch "$batch"
-port=${server_url##*:}
-echo "== export on (to Jaeger $("$jaeger" version 2>/dev/null | sed -n 's/.*"gitVersion": *"\([^"]*\)".*/\1/p' | head -1))"
-start=$(date +%s.%N)
-taskset -c 1 "$ingest" --port "$port" --seconds "$seconds" --kind both --sync normal --batch "$batch" &
-ingest_pid=$!
-max_backlog=0
-while kill -0 "$ingest_pid" 2>/dev/null; do
-  b=$(( $(metric 'ripple_otlp_export_backlog_rows{table="mergelogs"}') + $(metric 'ripple_otlp_export_backlog_rows{table="spans"}') ))
-  (( b > max_backlog )) && max_backlog=$b
-  sleep 0.5
-done
-wait "$ingest_pid" || true
-loaded=$(date +%s.%N)
-during=$(( $(metric 'ripple_otlp_export_rows_total{table="mergelogs"}') + $(metric 'ripple_otlp_export_rows_total{table="spans"}') ))
-while :; do
-  b=$(( $(metric 'ripple_otlp_export_backlog_rows{table="mergelogs"}') + $(metric 'ripple_otlp_export_backlog_rows{table="spans"}') ))
-  (( b > max_backlog )) && max_backlog=$b
-  (( b == 0 )) && break
-  sleep 0.2
-done
-drained=$(date +%s.%N)
-total=$(( $(metric 'ripple_otlp_export_rows_total{table="mergelogs"}') + $(metric 'ripple_otlp_export_rows_total{table="spans"}') ))
-curl -sf "$server_url/metrics" >"$dir/metrics.txt"
-awk -v during="$during" -v total="$total" -v s="$start" -v l="$loaded" -v d="$drained" -v mb="$max_backlog" '
-  BEGIN {
-    printf "export: %d rows during the %.1f s of load (%.0f rows/s), %d in all by %.1f s (%.0f rows/s overall)\n",
-      during, l - s, during / (l - s), total, d - s, total / (d - s)
-    printf "backlog: at most %d rows; drained %.1f s after the load ended\n", mb, d - l
-  }'
-awk '/^ripple_otlp_export_lag_seconds_bucket/ {
-       le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le); n++; b[n] = le; c[n] = $2 }
-     /^ripple_otlp_export_lag_seconds_count/ { total = $2 }
-     END {
-       split("0.5 0.99", qs, " ")
-       for (qi = 1; qi <= 2; qi++) {
-         want = qs[qi] * total; prev = 0; lo = 0
-         for (i = 1; i <= n; i++) {
-           if (c[i] >= want) {
-             hi = (b[i] == "+Inf") ? lo : b[i] + 0
-             v = (c[i] == prev) ? hi : lo + (hi - lo) * (want - prev) / (c[i] - prev)
-             printf "lag, commit to visible in Jaeger: p%d %.3f s\n", qs[qi] * 100, v
-             break
+# export_run LABEL [bench_ingest options...]: export on, ingest, then the backlog
+# drained; the figures.
+export_run() {
+  local label=$1 dir port start loaded drained during total max_backlog=0 b ingest_pid
+  shift
+  dir=$(mktemp -d "$work/run.XXXXXX")
+  server_start "$dir" --otlp-endpoint "http://127.0.0.1:$otlp/v1/traces" --otlp-batch "$batch"
+  port=${server_url##*:}
+  echo "== export on, $label"
+  start=$(date +%s.%N)
+  taskset -c 1 "$ingest" --port "$port" --seconds "$seconds" --kind both --sync normal --batch "$batch" "$@" &
+  ingest_pid=$!
+  while kill -0 "$ingest_pid" 2>/dev/null; do
+    b=$(( $(metric 'ripple_otlp_export_backlog_rows{table="mergelogs"}') + $(metric 'ripple_otlp_export_backlog_rows{table="spans"}') ))
+    (( b > max_backlog )) && max_backlog=$b
+    sleep 0.5
+  done
+  wait "$ingest_pid" || true
+  loaded=$(date +%s.%N)
+  during=$(( $(metric 'ripple_otlp_export_rows_total{table="mergelogs"}') + $(metric 'ripple_otlp_export_rows_total{table="spans"}') ))
+  while :; do
+    b=$(( $(metric 'ripple_otlp_export_backlog_rows{table="mergelogs"}') + $(metric 'ripple_otlp_export_backlog_rows{table="spans"}') ))
+    (( b > max_backlog )) && max_backlog=$b
+    (( b == 0 )) && break
+    sleep 0.2
+  done
+  drained=$(date +%s.%N)
+  total=$(( $(metric 'ripple_otlp_export_rows_total{table="mergelogs"}') + $(metric 'ripple_otlp_export_rows_total{table="spans"}') ))
+  curl -sf "$server_url/metrics" >"$dir/metrics.txt"
+  awk -v during="$during" -v total="$total" -v s="$start" -v l="$loaded" -v d="$drained" -v mb="$max_backlog" '
+    BEGIN {
+      printf "export: %d rows during the %.1f s of load (%.0f rows/s), %d in all by %.1f s (%.0f rows/s overall)\n",
+        during, l - s, during / (l - s), total, d - s, total / (d - s)
+      printf "backlog: at most %d rows; drained %.1f s after the load ended\n", mb, d - l
+    }'
+  awk '/^ripple_otlp_export_lag_seconds_bucket/ {
+         le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le); n++; b[n] = le; c[n] = $2 }
+       /^ripple_otlp_export_lag_seconds_count/ { total = $2 }
+       END {
+         split("0.5 0.99", qs, " ")
+         for (qi = 1; qi <= 2; qi++) {
+           want = qs[qi] * total; prev = 0; lo = 0
+           for (i = 1; i <= n; i++) {
+             if (c[i] >= want) {
+               hi = (b[i] == "+Inf") ? lo : b[i] + 0
+               v = (c[i] == prev) ? hi : lo + (hi - lo) * (want - prev) / (c[i] - prev)
+               printf "lag, commit to visible in Jaeger: p%d %.3f s\n", qs[qi] * 100, v
+               break
+             }
+             prev = c[i]; lo = (b[i] == "+Inf") ? lo : b[i] + 0
            }
-           prev = c[i]; lo = (b[i] == "+Inf") ? lo : b[i] + 0
          }
-       }
-       printf "(%d commits sampled)\n", total
-     }' "$dir/metrics.txt"
-grep -E '^ripple_otlp_export_(requests_total|dropped_rows_total|rejected_spans)' "$dir/metrics.txt"
+         printf "(%d commits sampled)\n", total
+       }' "$dir/metrics.txt"
+  grep -E '^ripple_otlp_export_(requests_total|dropped_rows_total|rejected_spans)' "$dir/metrics.txt" | grep -v ' 0$' || true
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
+}
+
+echo "Jaeger $("$jaeger" version 2>/dev/null | sed -n 's/.*"gitVersion": *"\([^"]*\)".*/\1/p' | head -1)"
+export_run "full rate"
+export_run "steady $rate records/s" --rate "$rate"

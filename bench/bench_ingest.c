@@ -5,7 +5,7 @@
  *
  *   bench_ingest --server build/release/bin/ripple-server [--seconds 10]
  *                [--conns 4] [--batch 1000] [--kind mergelogs|spans|both]
- *                [--sync normal|full|both] [--port P]
+ *                [--sync normal|full|both] [--port P] [--rate R]
  *
  * The server runs pinned to core 0 and this load generator to core 1, so the
  * figure is what one core of server does. Each connection is a thread with
@@ -14,7 +14,9 @@
  * means it is committed. Bodies are built once per connection and only the
  * CPIDs (and span ids, times) are re-stamped before each request, so the
  * generator's own cost stays far below the server's. With --port it drives a
- * server that is already running instead of starting one.
+ * server that is already running instead of starting one. With --rate the
+ * connections together send R records per second at most (each request on a
+ * schedule), for measuring something else under a steady load.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,6 +45,7 @@ typedef struct opts {
   int conns, batch;
   const char *kind, *sync;
   int port;
+  double rate; /* records per second over all connections; 0: as fast as the server takes */
 } opts_t;
 
 static int64_t mono_ns(void) {
@@ -206,6 +209,7 @@ static void body_stamp(body_t *b, uint64_t first) {
 
 typedef struct worker {
   int conn, port, mergelogs, batch;
+  int64_t interval_ns; /* between requests (--rate); 0: none */
   uint32_t run;
   int64_t deadline;
   pthread_t thread;
@@ -285,7 +289,13 @@ static void *work(void *arg) {
                       "application/json\r\nContent-Length: %zu\r\n\r\n",
                       w->mergelogs ? "mergelogs" : "spans", b.len);
   int fd = dial(w->port);
+  int64_t next = mono_ns();
   for (uint64_t first = 1000; fd >= 0 && mono_ns() < w->deadline; first += (uint64_t)w->batch) {
+    if (w->interval_ns) { /* on schedule: wait for this request's turn */
+      next += w->interval_ns;
+      int64_t d = next - mono_ns();
+      if (d > 0) nanosleep(&(struct timespec){d / 1000000000, d % 1000000000}, NULL);
+    }
     body_stamp(&b, first);
     struct iovec iov[2] = {{head, (size_t)hlen}, {b.p, b.len}};
     int64_t t0 = mono_ns();
@@ -471,6 +481,7 @@ static void run(const opts_t *o, int mergelogs, const char *sync) {
                       .mergelogs = mergelogs,
                       .batch = o->batch,
                       .run = run_id,
+                      .interval_ns = o->rate > 0 ? (int64_t)(1e9 * o->batch * o->conns / o->rate) : 0,
                       .deadline = t0 + (int64_t)(o->seconds * 1e9)};
     pthread_create(&w[i].thread, NULL, work, &w[i]);
   }
@@ -492,7 +503,7 @@ static void run(const opts_t *o, int mergelogs, const char *sync) {
   }
   qsort(lat, nlat, sizeof *lat, cmp_i64);
   double rate = (double)records / secs;
-  int target = !strcmp(sync, "normal"), ok = !target || rate >= TARGET;
+  int target = !strcmp(sync, "normal") && o->rate <= 0, ok = !target || rate >= TARGET;
   printf("  %s, sync=%s, %d connections x %d records per request:\n",
          mergelogs ? "mergelogs" : "spans", sync, o->conns, o->batch);
   printf("    %8.0f records/s acknowledged", rate);
@@ -516,11 +527,12 @@ static void usage(void) {
   fprintf(
       stderr,
       "usage: bench_ingest --server PATH [--seconds S] [--conns N] [--batch N]\n"
-      "                    [--kind mergelogs|spans|both] [--sync normal|full|both] [--port P]\n");
+      "                    [--kind mergelogs|spans|both] [--sync normal|full|both] [--port P]\n"
+      "                    [--rate RECORDS_PER_S]\n");
 }
 
 int main(int argc, char **argv) {
-  opts_t o = {NULL, 10, 4, 1000, "both", "both", 0};
+  opts_t o = {NULL, 10, 4, 1000, "both", "both", 0, 0};
   for (int i = 1; i + 1 < argc; i += 2) {
     const char *a = argv[i], *v = argv[i + 1];
     if (!strcmp(a, "--server"))
@@ -537,6 +549,8 @@ int main(int argc, char **argv) {
       o.sync = v;
     else if (!strcmp(a, "--port"))
       o.port = (int)strtol(v, NULL, 10);
+    else if (!strcmp(a, "--rate"))
+      o.rate = strtod(v, NULL);
     else
       return usage(), 2;
   }
