@@ -100,7 +100,7 @@ static const char *service_of(const json_t *result, const char *span_hex) {
   json_t *rs, *ss;
   json_array_foreach(json_object_get(result, "resourceSpans"), i, rs) {
     json_array_foreach(json_object_get(rs, "scopeSpans"), j, ss) {
-      json_t *one = json_pack("{s:[O]}", "resourceSpans", json_pack("{s:[O]}", "scopeSpans", ss));
+      json_t *one = json_pack("{s:[o]}", "resourceSpans", json_pack("{s:[O]}", "scopeSpans", ss));
       int here = jaeger_lab_find_span(one, span_hex) != NULL;
       json_decref(one);
       if (here)
