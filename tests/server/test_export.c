@@ -486,6 +486,80 @@ static void test_traces_endpoint(void **state) {
   r->ho.writer_tokens = NULL;
 }
 
+/* To an https endpoint (a second server with a self-signed certificate and a
+ * writer token): with the certificate as CA and the token as a header, every
+ * span arrives; an endpoint the exporter cannot verify is retried, never
+ * delivered in the clear; a 401 (no token) is refused for good. */
+static void test_tls_and_headers(void **state) {
+  rig_t *a = *state, *b = rig_new();
+  char cmd[512], crt[128], key[128];
+  snprintf(crt, sizeof crt, "%s/tls.crt", b->dir);
+  snprintf(key, sizeof key, "%s/tls.key", b->dir);
+  snprintf(cmd, sizeof cmd,
+           "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+           "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout %s -out %s "
+           ">/dev/null 2>&1",
+           key, crt);
+  /* A test's own fixed command line, with paths it made itself. */
+  assert_int_equal(system(cmd), 0); /* NOLINT(cert-env33-c) */
+  char *pem_crt, *pem_key, *writers[] = {"exp-token", NULL};
+  assert_int_equal(sbuf_read_file(crt, &pem_crt), RIPPLE_OK);
+  assert_int_equal(sbuf_read_file(key, &pem_key), RIPPLE_OK);
+  b->ho.tls_cert = pem_crt;
+  b->ho.tls_key = pem_key;
+  b->ho.writer_tokens = writers;
+  rig_open(b);
+  char url[96], cursor[128];
+  snprintf(url, sizeof url, "https://127.0.0.1:%u/v1/traces", b->ho.port);
+  rig_open(a);
+  post_spans(a, 0, 20);
+  char err[256];
+  exp_stats_t st;
+  exp_t *e;
+
+  /* No CA for the self-signed certificate: retried, nothing delivered. */
+  exp_config_t c = config(a, url, cursor, sizeof cursor);
+  assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  for (int i = 0; i < 500; i++) {
+    exp_stats(e, &st);
+    if (st.requests_retry >= 2) break;
+    usleep(10000);
+  }
+  assert_true(st.requests_retry >= 2);
+  assert_int_equal(st.exported[1], 0);
+  exp_stop(e);
+
+  /* The CA, but no token: 401, dropped, not retried. */
+  c.ca_file = crt;
+  assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  settle(e, &st);
+  assert_int_equal(st.requests_rejected, 1);
+  assert_int_equal(st.dropped_rejected[1], 20);
+  exp_stop(e);
+
+  /* The CA and the token (and another header): delivered. */
+  post_spans(a, 20, 20);
+  char *headers[] = {"Authorization: Bearer exp-token", "X-Scope-OrgID: ripple", NULL};
+  c.headers = headers;
+  assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  settle(e, &st);
+  assert_int_equal(st.exported[1], 20);
+  assert_int_equal(st.requests_rejected, 0);
+  exp_stop(e);
+  rig_close(a);
+  rig_close(b); /* open again over plain HTTP, to read what arrived */
+  b->ho.writer_tokens = NULL;
+  b->ho.tls_cert = b->ho.tls_key = NULL;
+  free(pem_crt);
+  free(pem_key);
+  rig_open(b);
+  int seen[40] = {0};
+  assert_int_equal(spans_of(b, seen, 40), 20);
+  for (int i = 20; i < 40; i++) assert_int_equal(seen[i], 1);
+  rig_close(b);
+  rig_teardown((void **)&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_retries_then_delivers, rig_setup, rig_teardown),
@@ -495,6 +569,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_restart_sends_rest, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_bad_cursor_sends_all, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_traces_endpoint, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_tls_and_headers, rig_setup, rig_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
