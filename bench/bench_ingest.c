@@ -476,13 +476,14 @@ static void run(const opts_t *o, int mergelogs, const char *sync) {
   double cpu0 = srv.pid ? server_cpu(srv.pid) : 0;
   int64_t t0 = mono_ns();
   for (int i = 0; i < o->conns; i++) {
-    w[i] = (worker_t){.conn = i,
-                      .port = port,
-                      .mergelogs = mergelogs,
-                      .batch = o->batch,
-                      .run = run_id,
-                      .interval_ns = o->rate > 0 ? (int64_t)(1e9 * o->batch * o->conns / o->rate) : 0,
-                      .deadline = t0 + (int64_t)(o->seconds * 1e9)};
+    w[i] =
+        (worker_t){.conn = i,
+                   .port = port,
+                   .mergelogs = mergelogs,
+                   .batch = o->batch,
+                   .run = run_id,
+                   .interval_ns = o->rate > 0 ? (int64_t)(1e9 * o->batch * o->conns / o->rate) : 0,
+                   .deadline = t0 + (int64_t)(o->seconds * 1e9)};
     pthread_create(&w[i].thread, NULL, work, &w[i]);
   }
   uint64_t records = 0, requests = 0, bad = 0;
@@ -524,11 +525,10 @@ static void run(const opts_t *o, int mergelogs, const char *sync) {
 }
 
 static void usage(void) {
-  fprintf(
-      stderr,
-      "usage: bench_ingest --server PATH [--seconds S] [--conns N] [--batch N]\n"
-      "                    [--kind mergelogs|spans|both] [--sync normal|full|both] [--port P]\n"
-      "                    [--rate RECORDS_PER_S]\n");
+  fprintf(stderr,
+          "usage: bench_ingest --server PATH [--seconds S] [--conns N] [--batch N]\n"
+          "                    [--kind mergelogs|spans|both] [--sync normal|full|both] [--port P]\n"
+          "                    [--rate RECORDS_PER_S]\n");
 }
 
 int main(int argc, char **argv) {
