@@ -143,7 +143,7 @@ static int add_to_service(otlp_batch_t *b, const char *name, pb_span_t *sp) {
     s = &b->svc[b->nsvc++];
     *s = (service_t){.name = name};
   }
-  if (grow((void **)&s->spans, &s->cap, s->n + 1, sizeof *s->spans) != RIPPLE_OK)
+  if (grow((void **)&s->spans, &s->cap, s->n + 1, sizeof(void *)) != RIPPLE_OK)
     return RIPPLE_ENOMEM;
   s->spans[s->n++] = sp;
   b->spans++;
@@ -161,7 +161,7 @@ typedef struct kvs {
 static int kvs_init(otlp_batch_t *b, kvs_t *k, size_t cap) {
   k->n = 0;
   k->cap = cap;
-  k->v = arena_alloc(&b->arena, (cap ? cap : 1) * sizeof *k->v);
+  k->v = arena_alloc(&b->arena, (cap ? cap : 1) * sizeof(void *));
   return k->v ? RIPPLE_OK : RIPPLE_ENOMEM;
 }
 
@@ -367,7 +367,7 @@ static int add_mergelog(otlp_batch_t *b, const rec_t *r) {
   if (!sp) return RIPPLE_ENOMEM;
   sp->name = (char *)(r->nsrc ? "ripple.merge" : "ripple.root");
   sp->start_time_unix_nano = sp->end_time_unix_nano = unix_nano(r->time);
-  sp->links = arena_alloc(&b->arena, (r->nsrc ? r->nsrc : 1) * sizeof *sp->links);
+  sp->links = arena_alloc(&b->arena, (r->nsrc ? r->nsrc : 1) * sizeof(void *));
   if (!sp->links) return RIPPLE_ENOMEM;
   for (size_t i = 0; i < r->nsrc; i++) {
     ripple_cpid_t s;
@@ -428,13 +428,13 @@ int otlp_batch_encode(otlp_batch_t *b, sbuf_t *out) {
   static Ripple__Otlp__InstrumentationScope scope = RIPPLE__OTLP__INSTRUMENTATION_SCOPE__INIT;
   scope.name = "ripple";
   Ripple__Otlp__ExportTraceServiceRequest req = RIPPLE__OTLP__EXPORT_TRACE_SERVICE_REQUEST__INIT;
-  req.resource_spans = arena_alloc(&b->arena, (b->nsvc + 1) * sizeof *req.resource_spans);
+  req.resource_spans = arena_alloc(&b->arena, (b->nsvc + 1) * sizeof(void *));
   if (!req.resource_spans) return RIPPLE_ENOMEM;
   for (size_t i = 0; i < b->nsvc; i++) {
     Ripple__Otlp__ResourceSpans *rs = arena_alloc(&b->arena, sizeof *rs);
     Ripple__Otlp__Resource *res = arena_alloc(&b->arena, sizeof *res);
     Ripple__Otlp__ScopeSpans *ss = arena_alloc(&b->arena, sizeof *ss);
-    Ripple__Otlp__ScopeSpans **ssv = arena_alloc(&b->arena, sizeof *ssv);
+    Ripple__Otlp__ScopeSpans **ssv = arena_alloc(&b->arena, sizeof(void *));
     kvs_t ra;
     if (!rs || !res || !ss || !ssv || kvs_init(b, &ra, 1) != RIPPLE_OK) return RIPPLE_ENOMEM;
     ripple__otlp__resource_spans__init(rs);

@@ -119,7 +119,7 @@ static void test_encode_mergelogs_and_spans(void **state) {
   assert_int_equal(r->n_resource_spans, 3);
   ripple_cpid_t c1 = cpid(C1), c2 = cpid(C2), c3 = cpid(C3);
   uint8_t id[8];
-  const char *svc;
+  const char *svc = NULL;
 
   otlp_root_span_id(&c1, id);
   const Ripple__Otlp__Span *root = find(r, id, &svc);
@@ -281,8 +281,9 @@ static void span_init(Ripple__Otlp__Span *s, const uint8_t *trace, const uint8_t
 static json_t *span_named(json_t *arr, const char *name) {
   size_t i;
   json_t *s;
-  json_array_foreach(arr, i,
-                     s) if (!strcmp(json_string_value(json_object_get(s, "name")), name)) return s;
+  json_array_foreach(arr, i, s) {
+    if (!strcmp(json_string_value(json_object_get(s, "name")), name)) return s;
+  }
   return NULL;
 }
 

@@ -121,8 +121,9 @@ static void check_in_jaeger(const char *cpid, size_t *ncpids, size_t *nspans, si
     char trace[33], root[17];
     ids(c, trace, root);
     size_t want = 1;
-    json_array_foreach(json_object_get(sp, "spans"), k, s) want +=
-        !strcmp(json_string_value(json_object_get(s, "cpid")), c);
+    json_array_foreach(json_object_get(sp, "spans"), k, s) {
+      want += !strcmp(json_string_value(json_object_get(s, "cpid")), c);
+    }
     json_t *got = NULL;
     if (jaeger_lab_wait_spans(jaeger, trace, want, 30000, &got) != RIPPLE_OK)
       fail_msg("CPID %s: %s", c, jaeger_lab_last_error(jaeger));
@@ -139,9 +140,10 @@ static void check_in_jaeger(const char *cpid, size_t *ncpids, size_t *nspans, si
       size_t l;
       json_t *link;
       int found = 0;
-      json_array_foreach(links, l, link) found |=
-          !strcasecmp(json_string_value(json_object_get(link, "traceId")), st) &&
-          !strcasecmp(json_string_value(json_object_get(link, "spanId")), sr);
+      json_array_foreach(links, l, link) {
+        found |= !strcasecmp(json_string_value(json_object_get(link, "traceId")), st) &&
+                 !strcasecmp(json_string_value(json_object_get(link, "spanId")), sr);
+      }
       if (!found) fail_msg("CPID %s: no link to source %s", c, json_string_value(src));
       (*nlinks)++;
     }
@@ -345,7 +347,7 @@ static void test_traceparent_in_jaeger(void **state) {
   const char *name;
   json_t *v;
   assert_int_equal(json_object_size(rs), 1);
-  json_object_foreach(rs, name, v) assert_string_equal(json_string_value(v), tp); /* the copy */
+  json_object_foreach(rs, name, v) { assert_string_equal(json_string_value(v), tp); /* the copy */ }
   json_t *pod_cpids = cl_cpids("pods", "app=kep", "Pod");
   assert_int_equal(json_object_size(pods), 2);
   json_object_foreach(pods, name, v) {
