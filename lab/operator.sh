@@ -34,13 +34,19 @@ die() { echo "lab/operator: error: $*" >&2; exit 1; }
 log() { echo "lab/operator: $*" >&2; }
 k() { RIPPLE_LAB_DIR="$LAB_DIR" "$LAB_ROOT/lab" kubectl "$@"; }
 
+# Is process $1 alive (not a zombie)?
+alive() {
+  local st
+  st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1) || return 1
+  [[ -n $st && $st != Z && $st != X ]]
+}
+
 # The running operator's pid: alive, not a zombie, started with this lab's state.
 running_pid() {
-  local p st
+  local p
   [[ -s $PIDFILE ]] || return 1
   p=$(<"$PIDFILE")
-  st=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | cut -c1) || return 1
-  [[ -n $st && $st != Z && $st != X ]] || return 1
+  alive "$p" || return 1
   [[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) == *"$STATE/"* ]] || return 1
   echo "$p"
 }
@@ -125,10 +131,13 @@ do_up() {
   : >"$LOG"
   # Its own session, every descriptor away from the caller's (a test's pipes).
   setsid "$bin" --kubeconfig "$STATE/kubeconfig" </dev/null >>"$LOG" 2>&1 &
-  echo $! >"$PIDFILE"
+  p=$!
+  echo "$p" >"$PIDFILE"
   deadline=$((SECONDS + TIMEOUT))
   until grep -q '"Starting workers"' "$LOG"; do
-    running_pid >/dev/null || { tail -n 20 "$LOG" >&2; die "the operator exited (log: $LOG)"; }
+    # Alive is enough here: until the child has exec'd the operator, its command
+    # line is still the shell's, which running_pid would not recognise.
+    alive "$p" || { tail -n 20 "$LOG" >&2; die "the operator exited (log: $LOG)"; }
     ((SECONDS < deadline)) || { tail -n 20 "$LOG" >&2; do_down; die "the operator did not start its workers within ${TIMEOUT}s"; }
     sleep 0.2
   done
