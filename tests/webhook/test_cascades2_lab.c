@@ -254,13 +254,17 @@ static json_t *run(cascade_fn step, int with) {
 
 /* Writes a controller makes once per sync of what it watched (status,
  * Endpoints, EndpointSlices): how many syncs a burst of events becomes
- * depends on timing, and the webhook's latency is timing, so one more is
- * allowed even when the runs without the webhook agree, and fewer are
- * allowed at all (a slower write path coalesces more events into one sync;
- * on a loaded lab under ASan deployments/status went from 6 to 4): what
- * tracing must never do is add writes. Every other write (creates, bindings,
- * spec updates, deletes) is what the cluster decided to do and must be within
- * the measured spread. */
+ * depends on timing, and the webhook's latency is timing. A slower write path
+ * can coalesce more events into one sync (on a loaded lab under ASan
+ * deployments/status went from 6 to 4), or spread the Pods' events so that
+ * more syncs find something new (endpoints 4-5 without, 7 with; and
+ * deployments/status 5-6 without, 8 with, in 2 of 4 runs on 2026-11-24 under
+ * ASan, with the webhook's own admission latency the only difference). So
+ * fewer are allowed at all, and more up to the spread (at least 1) plus a
+ * quarter of the most seen without the webhook: a write loop, the thing this
+ * test is for, adds writes without bound. Every other write (creates,
+ * bindings, spec updates, deletes) is what the cluster decided to do and must
+ * be within the measured spread. */
 static int per_sync(const char *key) {
   return strstr(key, "/status PUT") || !strncmp(key, "endpoints ", 10) ||
          !strncmp(key, "endpointslices ", 15);
@@ -292,7 +296,7 @@ static void compare(const char *what, json_t *const *without, json_t *const *wit
     int out = 0;
     for (int i = 0; i < RUNS; i++) {
       json_int_t n = json_integer_value(json_object_get(with[i], k));
-      out |= (!per_sync(k) && n < lo - r) || n > hi + r;
+      out |= (!per_sync(k) && n < lo - r) || n > hi + r + (per_sync(k) ? hi / 4 : 0);
       len += snprintf(line + len, sizeof line - (size_t)len, " %lld", (long long)n);
     }
     fprintf(stderr, "%s%s\n", line, out ? "   <-- outside the spread" : "");
