@@ -33,6 +33,9 @@ void rig_close(rig_t *r);
  * roots table and the object columns), with rows (SQL INSERTs, may be ""),
  * before the rig is opened: how the tests see an older database upgraded. */
 void rig_first_database(rig_t *r, const char *rows);
+/* A self-signed certificate for 127.0.0.1 (openssl), written as crt and
+ * key (paths of crtcap/keycap bytes) in r's directory. */
+void rig_self_signed(const rig_t *r, char *crt, size_t crtcap, char *key, size_t keycap);
 /* cmocka teardown of a rig in *state: closed if open, its directory removed. */
 int rig_teardown(void **state);
 
