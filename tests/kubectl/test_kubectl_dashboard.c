@@ -1,9 +1,11 @@
 /*
  * test_kubectl_dashboard.c - `kubectl ripple trace` ends with the trace's
  * page in the dashboard, `dashboard: <server>/#/trace/<cpid>`, and `-o json`
- * has it as "dashboard". The real kubectl-ripple against the real
- * ripple-server (on a free loopback port, over a temporary database, given
- * one root change and its span by HTTP): no cluster needed.
+ * has it as "dashboard"; a span an OpenTelemetry-instrumented controller
+ * sent to POST /v1/traces is in the trace like any other. The real
+ * kubectl-ripple against the real ripple-server (on a free loopback port,
+ * over a temporary database, given one root change and its span by HTTP):
+ * no cluster needed.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -147,10 +149,31 @@ static void test_json(void **state) {
   json_decref(j);
 }
 
+/* An OTLP/JSON span whose trace id is the CPID, as an instrumented operator
+ * sends it: `kubectl ripple trace` shows it under the CPID with its service. */
+static void test_otlp_span(void **state) {
+  rig_t *r = *state;
+  post(r, "/v1/traces",
+       "{\"resourceSpans\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
+       "\"value\":{\"stringValue\":\"web-operator\"}}]},\"scopeSpans\":[{\"spans\":[{"
+       "\"traceId\":\"3f2b8e4c9a1d4c7e8f001b2c3d4e5f60\",\"spanId\":\"00000000000000a1\","
+       "\"parentSpanId\":\"0000000000000001\",\"name\":\"reconcile\","
+       "\"startTimeUnixNano\":\"1795305600001000000\",\"endTimeUnixNano\":\"1795305600002000000\","
+       "\"attributes\":[{\"key\":\"kind\",\"value\":{\"stringValue\":\"Deployment\"}},"
+       "{\"key\":\"namespace\",\"value\":{\"stringValue\":\"demo\"}},"
+       "{\"key\":\"name\",\"value\":{\"stringValue\":\"web\"}}]}]}]}]}");
+  char args[256];
+  snprintf(args, sizeof args, "trace " CPID " --server %s", r->base);
+  const char *out = run(args);
+  if (!strstr(out, "Deployment demo/web  web-operator  reconcile"))
+    fail_msg("the operator's span is not in the trace:\n%s", out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text),
       cmocka_unit_test(test_json),
+      cmocka_unit_test(test_otlp_span),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
