@@ -29,6 +29,7 @@
 #include "gzip.h"
 #include "otlp.h"
 #include "ripplex/clock.h"
+#include "ripplex/logonce.h"
 #include "ripplex/prom.h"
 #include "ripplex/rnd.h"
 
@@ -194,22 +195,48 @@ static void observe_lag(exp_t *e, int k) {
 typedef struct slot {
   otlp_batch_t *batch;
   sbuf_t req;
+  sbuf_t rows_read; /* the bodies read, back to back (ends[] says where each ends) */
+  size_t *ends, nends, capends;
+  int lost;        /* a row could not be copied (no memory): the read is redone later */
   int gzip, ready; /* ready: built for the cursor in from[] */
   uint64_t from[2], to[2];
   size_t rows[2], bad[2];
 } slot_t;
 
-typedef struct reading {
-  slot_t *s;
-  dec_kind_t kind;
-} reading_t;
-
-static void add_row(void *ud, uint64_t seq, const char *body, size_t len) {
-  reading_t *r = ud;
-  int k = r->kind == DEC_MERGELOGS ? 0 : 1;
+/* Only copied while the read transaction is open (see sched_idle); read
+ * into the batch afterwards. */
+static void copy_row(void *ud, uint64_t seq, const char *body, size_t len) {
+  slot_t *s = ud;
   (void)seq;
-  r->s->rows[k]++;
-  if (otlp_batch_add(r->s->batch, r->kind, body, len) != RIPPLE_OK) r->s->bad[k]++;
+  if (s->nends == s->capends) {
+    size_t cap = s->capends ? s->capends * 2 : 1024;
+    size_t *e = realloc(s->ends, cap * sizeof *e);
+    if (!e) {
+      s->lost = 1;
+      return;
+    }
+    s->ends = e;
+    s->capends = cap;
+  }
+  sbuf_put(&s->rows_read, body, len);
+  s->ends[s->nends++] = s->rows_read.len;
+}
+
+/* The exporter yields to everything else in the process: in the idle
+ * scheduling class (Linux) it runs on what ingest and queries leave of the
+ * CPU, and the backlog (bounded) absorbs the difference. Except while it
+ * reads the store: a reader starved inside its read transaction would keep
+ * SQLite from checkpointing the WAL past it, and the WAL would grow with
+ * every commit (179 MiB in 10 s of full-rate ingest when reads were idle
+ * too; 5 MiB without export). Reads are short (a batch, copied out of
+ * SQLite and parsed after), so they run at the normal priority. */
+static void sched_idle(int idle) {
+#ifdef SCHED_IDLE
+  struct sched_param p = {0};
+  if (pthread_setschedparam(pthread_self(), idle ? SCHED_IDLE : SCHED_OTHER, &p) == 0) return;
+#endif
+  (void)idle;
+  RIPPLE_LOG_ONCE(RIPPLE_LOG_INFO, "otlp_export_priority", "sched_idle=no");
 }
 
 /* Read the rows after from[] (committed up to upto[]) into s and encode them. */
@@ -218,12 +245,24 @@ static int build(exp_t *e, slot_t *s, const uint64_t from[2], const uint64_t upt
   s->req.len = 0;
   s->ready = 0;
   for (int k = 0; k < 2; k++) {
-    reading_t rd = {s, k ? DEC_SPANS : DEC_MERGELOGS};
+    dec_kind_t kind = k ? DEC_SPANS : DEC_MERGELOGS;
     s->from[k] = from[k];
-    s->rows[k] = s->bad[k] = 0;
-    if (store_scan(e->srv->store, rd.kind, from[k], e->c.batch, add_row, &rd, &s->to[k]) !=
-        RIPPLE_OK)
-      return RIPPLE_ESYS; /* the store cannot be read now */
+    s->rows_read.len = s->nends = 0;
+    s->lost = 0;
+    sched_idle(0);
+    int rc = store_scan(e->srv->store, kind, from[k], e->c.batch, copy_row, s, &s->to[k]);
+    sched_idle(1);
+    if (rc != RIPPLE_OK) return RIPPLE_ESYS; /* the store cannot be read now */
+    if (s->lost || s->rows_read.oom) {
+      sbuf_free(&s->rows_read); /* its latched failure goes with it */
+      sbuf_init(&s->rows_read);
+      return RIPPLE_ENOMEM;
+    }
+    s->rows[k] = s->nends;
+    s->bad[k] = 0;
+    for (size_t i = 0, start = 0; i < s->nends; start = s->ends[i++])
+      if (otlp_batch_add(s->batch, kind, s->rows_read.p + start, s->ends[i] - start) != RIPPLE_OK)
+        s->bad[k]++;
     /* A short read saw every row committed before upto was taken: the seqs in
      * between were deleted or never committed, and are passed. */
     if (s->rows[k] < e->c.batch && upto[k] > s->to[k]) s->to[k] = upto[k];
@@ -446,25 +485,16 @@ static void maybe_save(exp_t *e, int force) {
   }
 }
 
-/* The exporter yields to everything else in the process: in the idle
- * scheduling class (Linux), it runs on what ingest and queries leave of the
- * CPU, and the backlog (bounded) absorbs the difference. */
-static void yield_to_ingest(void) {
-#ifdef SCHED_IDLE
-  struct sched_param p = {0};
-  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &p) == 0) return;
-#endif
-  ripple_log(RIPPLE_LOG_INFO, "otlp_export_priority", "sched_idle=no");
-}
-
 static void *run(void *arg) {
   exp_t *e = arg;
   int attempt = 0;
   slot_t slots[2] = {{.batch = e->batch}, {.batch = e->batch2}}, *cur = &slots[0],
          *next = &slots[1];
-  sbuf_init(&slots[0].req);
-  sbuf_init(&slots[1].req);
-  yield_to_ingest();
+  for (int i = 0; i < 2; i++) {
+    sbuf_init(&slots[i].req);
+    sbuf_init(&slots[i].rows_read);
+  }
+  sched_idle(1);
   while (!atomic_load(&e->stop)) {
     int64_t delay = round_once(e, &cur, &next, &attempt);
     maybe_save(e, 0);
@@ -475,8 +505,11 @@ static void *run(void *arg) {
     }
   }
   maybe_save(e, 1);
-  sbuf_free(&slots[0].req);
-  sbuf_free(&slots[1].req);
+  for (int i = 0; i < 2; i++) {
+    sbuf_free(&slots[i].req);
+    sbuf_free(&slots[i].rows_read);
+    free(slots[i].ends);
+  }
   return NULL;
 }
 
