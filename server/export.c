@@ -51,6 +51,16 @@ typedef struct lag_ring {
   atomic_size_t head, tail;
 } lag_ring_t;
 
+/* One read for the reader thread (reader_thread). */
+typedef struct slot slot_t;
+typedef struct read_job {
+  slot_t *slot;
+  dec_kind_t kind;
+  uint64_t from, to;
+  size_t limit;
+  int rc;
+} read_job_t;
+
 struct exp {
   srv_t *srv;
   exp_config_t c;
@@ -60,8 +70,12 @@ struct exp {
   CURLM *multi;
   struct curl_slist gz_hdr; /* "Content-Encoding: gzip" in front of hdrs */
   otlp_batch_t *batch, *batch2;
-  pthread_t thread;
-  int started;
+  pthread_t thread, rthread;
+  int started, rstarted;
+  pthread_mutex_t rmu; /* the reader thread's job: */
+  pthread_cond_t rcv;
+  read_job_t *rjob; /* the read asked for, NULL when done */
+  int rstop;
 
   /* Shared with the store's writer thread, which never takes a lock of ours:
    * a stalled exporter can never hold up a commit. */
@@ -192,7 +206,7 @@ static void observe_lag(exp_t *e, int k) {
  * (and compressed) into req. Two of them take turns: while one is on the
  * wire, the next is read and encoded, so the endpoint's time and ours
  * overlap. */
-typedef struct slot {
+struct slot {
   otlp_batch_t *batch;
   sbuf_t req;
   sbuf_t rows_read; /* the bodies read, back to back (ends[] says where each ends) */
@@ -201,7 +215,7 @@ typedef struct slot {
   int gzip, ready; /* ready: built for the cursor in from[] */
   uint64_t from[2], to[2];
   size_t rows[2], bad[2];
-} slot_t;
+};
 
 /* Only copied while the read transaction is open (see sched_idle); read
  * into the batch afterwards. */
@@ -222,21 +236,51 @@ static void copy_row(void *ud, uint64_t seq, const char *body, size_t len) {
   s->ends[s->nends++] = s->rows_read.len;
 }
 
-/* The exporter yields to everything else in the process: in the idle
- * scheduling class (Linux) it runs on what ingest and queries leave of the
- * CPU, and the backlog (bounded) absorbs the difference. Except while it
- * reads the store: a reader starved inside its read transaction would keep
- * SQLite from checkpointing the WAL past it, and the WAL would grow with
- * every commit (179 MiB in 10 s of full-rate ingest when reads were idle
- * too; 5 MiB without export). Reads are short (a batch, copied out of
- * SQLite and parsed after), so they run at the normal priority. */
-static void sched_idle(int idle) {
+/* The exporter yields to everything else in the process: its thread is in
+ * the idle scheduling class (Linux), so it runs on what ingest and queries
+ * leave of the CPU, and the backlog (bounded) absorbs the difference. */
+static void sched_idle(void) {
 #ifdef SCHED_IDLE
   struct sched_param p = {0};
-  if (pthread_setschedparam(pthread_self(), idle ? SCHED_IDLE : SCHED_OTHER, &p) == 0) return;
+  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &p) == 0) return;
 #endif
-  (void)idle;
-  RIPPLE_LOG_ONCE(RIPPLE_LOG_INFO, "otlp_export_priority", "sched_idle=no");
+  ripple_log(RIPPLE_LOG_INFO, "otlp_export_priority", "sched_idle=no");
+}
+
+/* Reads of the store are made by a second thread at normal priority, which
+ * only copies a batch's rows out of SQLite: a reader starved inside its read
+ * transaction would keep SQLite from checkpointing the WAL past it, and the
+ * WAL would grow with every commit (179 MiB in 10 s of full-rate ingest when
+ * the idle thread read itself; 5 MiB without export). An unprivileged thread
+ * may enter the idle class but not leave it, hence a thread of its own rather
+ * than switching back and forth. */
+static void *reader_thread(void *arg) {
+  exp_t *e = arg;
+  pthread_mutex_lock(&e->rmu);
+  for (;;) {
+    while (!e->rjob && !e->rstop) pthread_cond_wait(&e->rcv, &e->rmu);
+    if (!e->rjob) break;
+    read_job_t *j = e->rjob;
+    pthread_mutex_unlock(&e->rmu);
+    j->rc = store_scan(e->srv->store, j->kind, j->from, j->limit, copy_row, j->slot, &j->to);
+    pthread_mutex_lock(&e->rmu);
+    e->rjob = NULL;
+    pthread_cond_broadcast(&e->rcv);
+  }
+  pthread_mutex_unlock(&e->rmu);
+  return NULL;
+}
+
+/* store_scan on the reader thread; waits for it. */
+static int read_rows(exp_t *e, slot_t *s, dec_kind_t kind, uint64_t from, uint64_t *to) {
+  read_job_t j = {.slot = s, .kind = kind, .from = from, .limit = e->c.batch, .rc = RIPPLE_ESYS};
+  pthread_mutex_lock(&e->rmu);
+  e->rjob = &j;
+  pthread_cond_broadcast(&e->rcv);
+  while (e->rjob) pthread_cond_wait(&e->rcv, &e->rmu);
+  pthread_mutex_unlock(&e->rmu);
+  *to = j.to;
+  return j.rc;
 }
 
 /* Read the rows after from[] (committed up to upto[]) into s and encode them. */
@@ -249,9 +293,7 @@ static int build(exp_t *e, slot_t *s, const uint64_t from[2], const uint64_t upt
     s->from[k] = from[k];
     s->rows_read.len = s->nends = 0;
     s->lost = 0;
-    sched_idle(0);
-    int rc = store_scan(e->srv->store, kind, from[k], e->c.batch, copy_row, s, &s->to[k]);
-    sched_idle(1);
+    int rc = read_rows(e, s, kind, from[k], &s->to[k]);
     if (rc != RIPPLE_OK) return RIPPLE_ESYS; /* the store cannot be read now */
     if (s->lost || s->rows_read.oom) {
       sbuf_free(&s->rows_read); /* its latched failure goes with it */
@@ -494,7 +536,7 @@ static void *run(void *arg) {
     sbuf_init(&slots[i].req);
     sbuf_init(&slots[i].rows_read);
   }
-  sched_idle(1);
+  sched_idle();
   while (!atomic_load(&e->stop)) {
     int64_t delay = round_once(e, &cur, &next, &attempt);
     maybe_save(e, 0);
@@ -558,6 +600,8 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
   e->cursor_path = dup_opt(c->cursor_path);
   e->c.headers = NULL; /* copied into the curl list by setup_curl */
   pthread_mutex_init(&e->mu, NULL);
+  pthread_mutex_init(&e->rmu, NULL);
+  pthread_cond_init(&e->rcv, NULL);
   pthread_cond_init(&e->wake, NULL);
   /* What is committed now; commits from here on come through the hook. */
   atomic_store(&e->last[0], store_max_seq(s->store, DEC_MERGELOGS));
@@ -577,6 +621,8 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
       rc = RIPPLE_ESYS;
     }
   }
+  if (rc == RIPPLE_OK && pthread_create(&e->rthread, NULL, reader_thread, e) != 0) rc = RIPPLE_ESYS;
+  e->rstarted = rc == RIPPLE_OK;
   if (rc == RIPPLE_OK && pthread_create(&e->thread, NULL, run, e) != 0) rc = RIPPLE_ESYS;
   if (rc != RIPPLE_OK) {
     exp_stop(e);
@@ -603,6 +649,13 @@ void exp_stop(exp_t *e) {
     pthread_mutex_unlock(&e->mu);
     pthread_join(e->thread, NULL);
   }
+  if (e->rstarted) { /* after the exporter: it asks for no more reads */
+    pthread_mutex_lock(&e->rmu);
+    e->rstop = 1;
+    pthread_cond_broadcast(&e->rcv);
+    pthread_mutex_unlock(&e->rmu);
+    pthread_join(e->rthread, NULL);
+  }
   curl_multi_cleanup(e->multi);
   curl_easy_cleanup(e->curl);
   curl_slist_free_all(e->hdrs);
@@ -610,6 +663,8 @@ void exp_stop(exp_t *e) {
   otlp_batch_free(e->batch2);
   pthread_cond_destroy(&e->wake);
   pthread_mutex_destroy(&e->mu);
+  pthread_cond_destroy(&e->rcv);
+  pthread_mutex_destroy(&e->rmu);
   free(e->url);
   free(e->ca_file);
   free(e->client_cert);
