@@ -275,7 +275,9 @@ static void *reader_thread(void *arg) {
 static int read_rows(exp_t *e, slot_t *s, dec_kind_t kind, uint64_t from, uint64_t *to) {
   read_job_t j = {.slot = s, .kind = kind, .from = from, .limit = e->c.batch, .rc = RIPPLE_ESYS};
   pthread_mutex_lock(&e->rmu);
-  e->rjob = &j;
+  /* The job lives on this stack: this thread waits below until the reader
+   * has cleared e->rjob. */
+  e->rjob = &j; /* cppcheck-suppress autoVariables */
   pthread_cond_broadcast(&e->rcv);
   while (e->rjob) pthread_cond_wait(&e->rcv, &e->rmu);
   pthread_mutex_unlock(&e->rmu);
