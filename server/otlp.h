@@ -5,7 +5,7 @@
  *
  *   - a CPID is a trace id (its 16 bytes);
  *   - each CPID has a root span whose span id is the CPID's last 8 bytes
- *     (otlp_root_span_id), made from its mergelog: a span named "ripple.root"
+ *     (cpid_root_span in ripplex/cpid.h), made from its mergelog: a span named "ripple.root"
  *     (a person's change) or "ripple.merge", with a link to the root span of
  *     every source CPID;
  *   - a ripple span keeps its span id and parent; one without a parent hangs
@@ -28,11 +28,6 @@
 #include "decode.h"
 #include "ripple/ripple.h"
 #include "ripplex/sbuf.h"
-
-/* The span id of a CPID's root span: its last 8 bytes, or its first 8 when
- * the last are all zero (never for a CPID ripple made: a UUID's variant bits
- * are in byte 8; possible for one taken from a client's trace id). */
-void otlp_root_span_id(const ripple_cpid_t *cpid, uint8_t out[8]);
 
 /* ---- export ------------------------------------------------------------- */
 

@@ -20,6 +20,9 @@
 
 #include <yajl/yajl_parse.h>
 
+#include "ripplex/cpid.h"
+#include "ripplex/hex.h"
+
 #include "otlp.pb-c.h"
 
 typedef Ripple__Otlp__Span pb_span_t;
@@ -90,14 +93,6 @@ struct otlp_batch {
   size_t nsvc, capsvc;
   size_t spans;
 };
-
-void otlp_root_span_id(const ripple_cpid_t *cpid, uint8_t out[8]) {
-  static const uint8_t zero[8];
-  /* A CPID ripple made has its variant bits in byte 8; one taken from
-   * elsewhere (a client's trace id) may end in 8 zero bytes, which is no span
-   * id: its first 8 bytes then (not zero, since a CPID is not nil). */
-  memcpy(out, cpid->b + (memcmp(cpid->b + 8, zero, 8) ? 8 : 0), 8);
-}
 
 int otlp_batch_new(otlp_batch_t **out) {
   *out = calloc(1, sizeof **out);
@@ -205,16 +200,9 @@ static int cpid_of(const char *s, ripple_cpid_t *out) {
   return s ? ripple_cpid_parse(s, strlen(s), out) : RIPPLE_EJSON;
 }
 
+/* A stored span id (16 hex digits) as bytes. */
 static int hex_id(const char *s, uint8_t out[8]) {
-  if (!s || strlen(s) != 16) return RIPPLE_EJSON;
-  for (int i = 0; i < 8; i++) {
-    unsigned v;
-    char two[3] = {s[2 * i], s[2 * i + 1], 0};
-    if (!isxdigit((unsigned char)two[0]) || !isxdigit((unsigned char)two[1])) return RIPPLE_EJSON;
-    v = (unsigned)strtoul(two, NULL, 16);
-    out[i] = (uint8_t)v;
-  }
-  return RIPPLE_OK;
+  return s && strlen(s) == 16 && hex_decode(s, 8, out, 0) ? RIPPLE_OK : RIPPLE_EJSON;
 }
 
 static pb_span_t *new_span(otlp_batch_t *b, const ripple_cpid_t *cpid, const uint8_t id[8]) {
@@ -345,7 +333,7 @@ static Ripple__Otlp__Link *source_link(otlp_batch_t *b, const ripple_cpid_t *src
   kvs_t la;
   if (!l || kvs_init(b, &la, 1) != RIPPLE_OK) return NULL;
   ripple__otlp__link__init(l);
-  otlp_root_span_id(src, id);
+  cpid_root_span(src, id);
   l->trace_id = (ProtobufCBinaryData){16, bytes_copy(b, src->b, 16)};
   l->span_id = (ProtobufCBinaryData){8, bytes_copy(b, id, 8)};
   l->flags = 0x100; /* "is remote" known: not remote */
@@ -362,7 +350,7 @@ static int add_mergelog(otlp_batch_t *b, const rec_t *r) {
   ripple_cpid_t cpid;
   uint8_t id[8];
   if (cpid_of(r->cpid, &cpid) != RIPPLE_OK) return RIPPLE_EJSON;
-  otlp_root_span_id(&cpid, id);
+  cpid_root_span(&cpid, id);
   pb_span_t *sp = new_span(b, &cpid, id);
   if (!sp) return RIPPLE_ENOMEM;
   sp->name = (char *)(r->nsrc ? "ripple.merge" : "ripple.root");
@@ -397,7 +385,7 @@ static int add_span(otlp_batch_t *b, const rec_t *r) {
   uint8_t id[8], parent[8];
   if (cpid_of(r->cpid, &cpid) != RIPPLE_OK || !r->service || hex_id(r->span_id, id) != RIPPLE_OK)
     return RIPPLE_EJSON;
-  if (hex_id(r->parent_id, parent) != RIPPLE_OK) otlp_root_span_id(&cpid, parent);
+  if (hex_id(r->parent_id, parent) != RIPPLE_OK) cpid_root_span(&cpid, parent);
   pb_span_t *sp = new_span(b, &cpid, id);
   if (!sp) return RIPPLE_ENOMEM;
   sp->parent_span_id = (ProtobufCBinaryData){8, bytes_copy(b, parent, 8)};

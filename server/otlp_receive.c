@@ -27,6 +27,7 @@
 
 #include "otlp.pb-c.h"
 #include "ripplex/clock.h"
+#include "ripplex/hex.h"
 #include "ripplex/utf8.h"
 
 /* ---- one span at a time into the output array -------------------------------- */
@@ -90,12 +91,10 @@ static int all_zero(const uint8_t *p, size_t n) {
 }
 
 static void put_hex(sbuf_t *b, const uint8_t *p, size_t n) {
-  static const char hex[] = "0123456789abcdef";
+  char text[33];
+  hex_encode(p, n, text);
   sbuf_putc(b, '"');
-  for (size_t i = 0; i < n; i++) {
-    sbuf_putc(b, hex[p[i] >> 4]);
-    sbuf_putc(b, hex[p[i] & 15]);
-  }
+  sbuf_put(b, text, 2 * n);
   sbuf_putc(b, '"');
 }
 
@@ -156,7 +155,7 @@ static int span_begin(conv_t *c, const span_view_t *v) {
   c->keys.len = 0;
   if (!own) {
     char hex[33];
-    for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", v->trace_id[i]);
+    hex_encode(v->trace_id, 16, hex);
     span_attr(c, "otel.trace_id", 13, hex, 32);
   }
   if (v->status_code == 2) {
@@ -310,18 +309,9 @@ static int receive_pb(conv_t *c, const void *body, size_t len) {
 /* ---- JSON (the OTLP/JSON mapping: lowerCamelCase, hex ids, 64-bit integers
  * as strings or numbers) -------------------------------------------------------- */
 
+/* An OTLP/JSON id: exactly 2n hex digits, either case. */
 static int hex_bytes(const char *s, uint8_t *out, size_t n) {
-  if (!s || strlen(s) != 2 * n) return 0;
-  for (size_t i = 0; i < 2 * n; i++) {
-    char ch = s[i];
-    int d = ch >= '0' && ch <= '9'   ? ch - '0'
-            : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-            : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-                                     : -1;
-    if (d < 0) return 0;
-    out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | d : d << 4);
-  }
-  return 1;
+  return s && strlen(s) == 2 * n && hex_decode(s, n, out, 1);
 }
 
 /* A uint64 that is a decimal string or a non-negative integer. */

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "ripplex/cpid.h"
+#include "ripplex/hex.h"
 #include "ripplex/logonce.h"
 #include "ripplex/sbuf.h"
 #include "traceparent.h"
@@ -36,21 +37,9 @@
 
 /* ---- the value ------------------------------------------------------------ */
 
-static int lowhex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1; /* upper case too: W3C writes lower case, and so must a client */
-}
-
-/* n hex digits of s into out[n / 2]; 0 when any is not lower-case hex. */
-static int hexbytes(const char *s, size_t n, uint8_t *out) {
-  for (size_t i = 0; i < n; i += 2) {
-    int hi = lowhex(s[i]), lo = lowhex(s[i + 1]);
-    if (hi < 0 || lo < 0) return 0;
-    out[i / 2] = (uint8_t)(hi << 4 | lo);
-  }
-  return 1;
-}
+/* n hex digits of s into out[n / 2]; 0 when any is not lower-case hex (W3C
+ * writes lower case, and so must a client). */
+static int hexbytes(const char *s, size_t n, uint8_t *out) { return hex_decode(s, n / 2, out, 0); }
 
 int wh_traceparent_parse(const char *s, size_t len, wh_traceparent_t *out) {
   if (!s || !out || len != WH_TRACEPARENT_LEN) return RIPPLE_EBADCTX;
@@ -69,20 +58,24 @@ int wh_traceparent_parse(const char *s, size_t len, wh_traceparent_t *out) {
 }
 
 uint64_t wh_traceparent_root_span(const ripple_cpid_t *cpid) {
+  static const uint8_t zero[8];
+  uint8_t b[8];
   uint64_t id = 0;
-  for (size_t i = 8; i < 16; i++) id = id << 8 | cpid->b[i];
+  if (!memcmp(cpid->b + 8, zero, 8)) return 0; /* cpid_root_span would fall back: refused here */
+  cpid_root_span(cpid, b);
+  for (size_t i = 0; i < 8; i++) id = id << 8 | b[i];
   return id;
 }
 
 int wh_traceparent_of(const ripple_cpid_t *cpid, char out[WH_TRACEPARENT_LEN + 1]) {
-  static const char hex[] = "0123456789abcdef";
   if (!cpid || cpid_nil(cpid) || !wh_traceparent_root_span(cpid)) return 0;
-  char *p = out;
-  *p++ = '0', *p++ = '0', *p++ = '-';
-  for (size_t i = 0; i < 16; i++) *p++ = hex[cpid->b[i] >> 4], *p++ = hex[cpid->b[i] & 15];
-  *p++ = '-';
-  for (size_t i = 8; i < 16; i++) *p++ = hex[cpid->b[i] >> 4], *p++ = hex[cpid->b[i] & 15];
-  memcpy(p, "-01", 4);
+  uint8_t root[8];
+  cpid_root_span(cpid, root);
+  out[0] = '0', out[1] = '0', out[2] = '-';
+  hex_encode(cpid->b, 16, out + 3);
+  out[35] = '-';
+  hex_encode(root, 8, out + 36);
+  memcpy(out + 52, "-01", 4);
   return 1;
 }
 

@@ -16,6 +16,7 @@
 #include "gzip.h"
 #include "otlp.h"
 #include "otlp.pb-c.h"
+#include "ripplex/cpid.h"
 #include "store.h"
 #include "testutil.h"
 
@@ -84,12 +85,12 @@ static void test_root_span_id(void **state) {
   (void)state;
   ripple_cpid_t c = cpid("3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60");
   uint8_t id[8];
-  otlp_root_span_id(&c, id);
+  cpid_root_span(&c, id);
   static const uint8_t want[8] = {0x8f, 0x00, 0x1b, 0x2c, 0x3d, 0x4e, 0x5f, 0x60};
   assert_memory_equal(id, want, 8);
   /* A trace id ending in 8 zero bytes (not a UUID ripple makes): its first 8. */
   c = cpid("01234567-89ab-cdef-0000-000000000000");
-  otlp_root_span_id(&c, id);
+  cpid_root_span(&c, id);
   static const uint8_t first[8] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
   assert_memory_equal(id, first, 8);
 }
@@ -121,7 +122,7 @@ static void test_encode_mergelogs_and_spans(void **state) {
   uint8_t id[8];
   const char *svc = NULL;
 
-  otlp_root_span_id(&c1, id);
+  cpid_root_span(&c1, id);
   const Ripple__Otlp__Span *root = find(r, id, &svc);
   assert_non_null(root);
   assert_string_equal(svc, "kubectl");
@@ -136,7 +137,7 @@ static void test_encode_mergelogs_and_spans(void **state) {
   assert_string_equal(attr(root->attributes, root->n_attributes, "k8s.namespace.name"), "default");
   assert_string_equal(attr(root->attributes, root->n_attributes, "ripple.object.uid"), "u-1");
 
-  otlp_root_span_id(&c3, id);
+  cpid_root_span(&c3, id);
   const Ripple__Otlp__Span *merge = find(r, id, &svc);
   assert_non_null(merge);
   assert_string_equal(svc, "ripple-webhook");
@@ -144,7 +145,7 @@ static void test_encode_mergelogs_and_spans(void **state) {
   assert_int_equal(merge->n_links, 2);
   const ripple_cpid_t *srcs[2] = {&c1, &c2};
   for (int i = 0; i < 2; i++) {
-    otlp_root_span_id(srcs[i], id);
+    cpid_root_span(srcs[i], id);
     assert_memory_equal(merge->links[i]->trace_id.data, srcs[i]->b, 16);
     assert_memory_equal(merge->links[i]->span_id.data, id, 8);
     assert_string_equal(
@@ -158,7 +159,7 @@ static void test_encode_mergelogs_and_spans(void **state) {
   const Ripple__Otlp__Span *s1 = find(r, a1, &svc);
   assert_non_null(s1);
   assert_string_equal(svc, "deployment-controller");
-  otlp_root_span_id(&c1, id);
+  cpid_root_span(&c1, id);
   assert_memory_equal(s1->parent_span_id.data, id, 8); /* no parent: under the CPID's root */
   assert_int_equal(s1->end_time_unix_nano - s1->start_time_unix_nano, 250000000);
   assert_string_equal(attr(s1->attributes, s1->n_attributes, "verb"), "update");

@@ -42,6 +42,16 @@ static inline uint64_t cpid_hash(const ripple_cpid_t *id, uint64_t seed) {
   return x ^ (x >> 31);
 }
 
+/* The span id of a CPID's root span when its trace is exported to
+ * OpenTelemetry (docs/format.md, "As OpenTelemetry traces"): its last 8
+ * bytes, or its first 8 when the last are all zero (never for a CPID ripple
+ * made: a UUID's variant bits are in byte 8; possible for one taken from a
+ * client's W3C trace id). Never all zero, for a CPID that is not nil. */
+static inline void cpid_root_span(const ripple_cpid_t *id, uint8_t out[8]) {
+  static const uint8_t zero[8];
+  memcpy(out, id->b + (memcmp(id->b + 8, zero, 8) ? 8 : 0), 8);
+}
+
 /* The canonical text form (RIPPLE_CPID_STRLEN characters and a NUL): a
  * lowercase UUID. Inline: every context encoded and every wire record
  * writes several. */
