@@ -180,7 +180,10 @@ static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, 
     memset(&d->ctx, 0, sizeof d->ctx);
     /* a root has no ancestors, whatever the client said */
     d->ctx.cpid = by_client ? client.cpid : tp.trace_id;
-    if (!r->dry_run && w->down.mergelog) {
+    /* Once per CPID: kube-apiserver admits a write again when its update
+     * retries on a conflict, and two mergelogs of one CPID in one batch make
+     * the trace server refuse the whole batch (the rest lost with it). */
+    if (!r->dry_run && w->down.mergelog && !wh_memo_cause_get(w->memo, &d->ctx.cpid)) {
       ripple_objref_t ref = objref(r, d);
       ripple_mergelog_t ml = {d->ctx.cpid, NULL, 0, now, d->service, &ref};
       w->down.mergelog(w->down.ud, &ml);

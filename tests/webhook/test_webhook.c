@@ -159,6 +159,15 @@ static void test_root_client_cpid(void **state) {
   fmt(&f->cap->ml[0].cpid, id);
   assert_string_equal(id, X_CPID);
   assert_int_equal(f->cap->ml[0].nsources, 0);
+  /* The same write admitted again (kube-apiserver retries an update on a
+   * conflict): the root's mergelog is not emitted twice. */
+  admit(f, "UPDATE", "kubernetes-admin", "Deployment", "deployments", "", "d", "web",
+        "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+        "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}",
+        "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+        "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" S_CPID "\"}}}");
+  assert_string_equal(warning(f), "ripple: cpid " X_CPID);
+  assert_int_equal(f->cap->nml, 1);
   /* The same annotation carried over from the stored object is not the
    * client's: a fresh root replaces it. */
   admit(f, "UPDATE", "kubernetes-admin", "StatefulSet", "statefulsets", "", "d", "db",
