@@ -42,9 +42,9 @@ static const struct {
   const char *name;
   kr_cmd_t cmd;
 } cmds[] = {
-    {"apply", KR_CMD_APPLY},   {"scale", KR_CMD_SCALE},     {"patch", KR_CMD_PATCH},
-    {"delete", KR_CMD_DELETE}, {"trace", KR_CMD_TRACE},     {"last", KR_CMD_LAST},
-    {"help", KR_CMD_HELP},     {"version", KR_CMD_VERSION},
+    {"apply", KR_CMD_APPLY},   {"scale", KR_CMD_SCALE}, {"patch", KR_CMD_PATCH},
+    {"delete", KR_CMD_DELETE}, {"trace", KR_CMD_TRACE}, {"last", KR_CMD_LAST},
+    {"why", KR_CMD_WHY},       {"help", KR_CMD_HELP},   {"version", KR_CMD_VERSION},
 };
 
 static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -170,7 +170,7 @@ static int positional(kr_args_t *a, const char *arg, size_t npos, char *err, siz
 /* What each command needs, once everything is read. */
 static int check(const kr_args_t *a, char *err, size_t cap) {
   int needs_object = a->cmd == KR_CMD_SCALE || a->cmd == KR_CMD_PATCH || a->cmd == KR_CMD_DELETE ||
-                     a->cmd == KR_CMD_LAST;
+                     a->cmd == KR_CMD_LAST || a->cmd == KR_CMD_WHY;
   if (needs_object && (!a->resource[0] || !a->name[0]))
     return fail(err, cap, "name the object as KIND/NAME (deploy/web) or KIND NAME");
   switch (a->cmd) {
@@ -240,6 +240,9 @@ void kr_usage(FILE *f) {
       "  kubectl ripple delete KIND/NAME\n"
       "  kubectl ripple trace CPID [--server URL] [-o json]\n"
       "  kubectl ripple last KIND/NAME [--server URL] [-o json]\n"
+      "  kubectl ripple why KIND/NAME [--server URL] [-o json]   the writes from the root change "
+      "to\n"
+      "      the object's latest write: who, what changed, how long each took\n"
       "\n"
       "Every change prints \"cpid: <CPID>\"; trace it with kubectl ripple trace.\n"
       "Flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (as kubectl);\n"

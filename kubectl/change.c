@@ -368,17 +368,27 @@ int kr_last_pick(const json_t *obj, const char *kind, const char *what, const js
   return RIPPLE_OK;
 }
 
-int kr_last_cpid(kr_kube_t *k, const kr_args_t *a, char *cpid, char *err, size_t cap) {
-  const ripple_kube_resource_t *r;
-  int rc = resolve(k, a->resource, &r, err, cap);
+int kr_get_object(kr_kube_t *k, const kr_args_t *a, json_t **obj, const ripple_kube_resource_t **r,
+                  char *what, size_t wcap, char *err, size_t cap) {
+  int rc = resolve(k, a->resource, r, err, cap);
   if (rc != RIPPLE_OK) return rc;
-  json_t *obj = NULL, *roots = NULL;
   ripple_kube_status_t st;
   memset(&st, 0, sizeof st);
+  label(*r, a->name, what, wcap);
+  const char *ns = ns_for(k, *r);
+  rc = ripple_kube_get(k->kc, *r, ns, a->name, obj, &st);
+  if (rc == RIPPLE_KUBE_ENOTFOUND)
+    return fail(err, cap, rc, "%s not found%s%s", what, ns ? " in namespace " : "", ns ? ns : "");
+  if (rc != RIPPLE_OK) return kube_fail(err, cap, rc, what, &st);
+  return RIPPLE_OK;
+}
+
+int kr_last_cpid(kr_kube_t *k, const kr_args_t *a, char *cpid, char *err, size_t cap) {
+  const ripple_kube_resource_t *r;
+  json_t *obj = NULL, *roots = NULL;
   char what[300];
-  label(r, a->name, what, sizeof what);
-  if ((rc = ripple_kube_get(k->kc, r, ns_for(k, r), a->name, &obj, &st)) != RIPPLE_OK)
-    return kube_fail(err, cap, rc, what, &st);
+  int rc = kr_get_object(k, a, &obj, &r, what, sizeof what, err, cap);
+  if (rc != RIPPLE_OK) return rc;
   const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
   if (uid) {
     rc = kr_tserver_roots(kr_args_server(a), uid, 1, &roots, err, cap);

@@ -2,9 +2,10 @@
  * kr.h - kubectl-ripple's parts (docs/kubectl-ripple.md): the command line
  * (args.c), manifests (manifest.c), changes that carry a root CPID
  * (change.c), the trace server's answers (tserver.c), the cascade tree built
- * from them (tree.c), the per-hop summary (hops.c), and the two ways of
- * showing a trace: text (render.c) and JSON (tjson.c). main.c puts them
- * together.
+ * from them (tree.c) with what each write changed (details.c), the per-hop
+ * summary (hops.c), stalled writes (stalls.c), the two ways of showing a
+ * trace: text (render.c) and JSON (tjson.c), and the chain of writes behind
+ * an object (why.c, whyout.c). main.c puts them together.
  *
  * Memory: the caller owns what it passes in. A kr_trace_t keeps references
  * to the JSON answers it was built from (its strings point into them) and is
@@ -36,6 +37,7 @@ typedef enum kr_cmd {
   KR_CMD_DELETE,
   KR_CMD_TRACE,
   KR_CMD_LAST,
+  KR_CMD_WHY,
 } kr_cmd_t;
 
 typedef struct kr_args {
@@ -85,6 +87,11 @@ int kr_apply(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap)
 int kr_scale(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
 int kr_patch(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
 int kr_delete(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
+/* Read the object named on the command line (KIND/NAME, -n): *obj a new
+ * reference, *r its resource, what its name in messages ("deployment.apps/web").
+ * A missing object is RIPPLE_KUBE_ENOTFOUND with err saying so. */
+int kr_get_object(kr_kube_t *k, const kr_args_t *a, json_t **obj, const ripple_kube_resource_t **r,
+                  char *what, size_t wcap, char *err, size_t cap);
 /* The CPID of an object's latest change, into cpid (37 bytes): the newest
  * root the trace server indexed for the object's uid, else its annotation's. */
 int kr_last_cpid(kr_kube_t *k, const kr_args_t *a, char *cpid, char *err, size_t cap);
@@ -106,10 +113,18 @@ json_t *kr_jsonpatch_annotation(const json_t *annotations, const char *key, cons
 
 typedef struct kr_answers {
   json_t *related, *mergelogs, *spans;
+  /* Optional, NULL when not asked for or not served (a server older than
+   * them): GET /v1/cpids/{cpid}/details and /stalls. */
+  json_t *details, *stalls;
 } kr_answers_t;
 
-/* GET /v1/cpids/{cpid}/related, /mergelogs and /spans. */
+/* GET /v1/cpids/{cpid}/related, /mergelogs and /spans (not details, stalls). */
 int kr_tserver_fetch(const char *base, const char *cpid, kr_answers_t *out, char *err, size_t cap);
+/* GET /v1/cpids/{cpid}/{what}: "origins", "details", "stalls". RIPPLE_ENOENT
+ * for a 404 (a CPID the server does not know, or a server older than the
+ * path), RIPPLE_ESYS when the server cannot be reached or fails. */
+int kr_tserver_cpid_get(const char *base, const char *cpid, const char *what, json_t **out,
+                        char *err, size_t cap);
 void kr_answers_free(kr_answers_t *a);
 /* GET /v1/objects/{uid}/roots?limit=N: the object's root mergelogs, newest
  * first. RIPPLE_ENOENT when the server answers 404 (a server older than the
@@ -124,6 +139,9 @@ typedef struct kr_span {
   /* Attributes (docs/webhook.md); "" when absent. */
   const char *kind, *ns, *oname, *uid, *user, *operation, *subresource;
   int64_t start_ns, end_ns;
+  /* What the write changed and its audit event (docs/api.md, "Details of a
+   * cascade"), borrowed from the details answer; NULL when there is none. */
+  const json_t *change, *audit;
   long cause;  /* index of the cause's span; -1: none found (a root) */
   long parent; /* index of the span it is shown under; -1: top level */
   long *children;
@@ -138,8 +156,10 @@ typedef struct kr_trace {
   size_t n;
   long *top; /* top-level spans, in time order */
   size_t ntop;
-  int64_t t0_ns; /* the origin of "when": the root change's admission */
-  json_t *keep;  /* the answers the strings point into */
+  int64_t t0_ns;  /* the origin of "when": the root change's admission */
+  int details;    /* a details answer was given (spans' change and audit) */
+  json_t *stalls; /* the stalls answer's "stalls" array, borrowed; NULL: not known */
+  json_t *keep;   /* the answers the strings point into */
 } kr_trace_t;
 
 /* Build the tree from the trace server's answers for one CPID (the rule is in
@@ -147,6 +167,29 @@ typedef struct kr_trace {
  * not the documented shape. */
 int kr_trace_build(const kr_answers_t *a, kr_trace_t *out, char *err, size_t cap);
 void kr_trace_free(kr_trace_t *t);
+
+/* ---- details and stalls (details.c, stalls.c) ---------------------------------------- */
+
+/* Join a details answer to the trace's spans by span id (each span's change
+ * and audit) and keep a reference to it. RIPPLE_EJSON with err when it is not
+ * the documented shape (entries that are not are skipped). */
+int kr_details_join(kr_trace_t *t, json_t *details, char *err, size_t cap);
+/* Keep a stalls answer's array (t->stalls). An answer with "enabled": false
+ * and no array is an empty one. RIPPLE_EJSON with err for another shape. */
+int kr_stalls_join(kr_trace_t *t, json_t *stalls, char *err, size_t cap);
+/* Changed fields in a span's change (its diff's entries); 0 without one. */
+size_t kr_change_fields(const kr_span_t *s);
+/* The response code of a span's audit event when it is not 2xx (the write
+ * was refused); 0 otherwise. */
+long kr_refused_code(const kr_span_t *s);
+/* A JSON value for people: compact JSON, at most max bytes ("…" when cut). */
+void kr_fmt_value(const json_t *v, char *out, size_t cap, size_t max);
+/* Print s with control characters replaced by '?', at most max bytes ("…"
+ * when cut, never inside a UTF-8 sequence): text from the trace server may
+ * come from anyone who can write an object or an Event. */
+void kr_put_clean(FILE *f, const char *s, size_t max);
+/* "STALLED ..." lines, each stall's Events under it; nothing without stalls. */
+void kr_render_stalls(FILE *f, const kr_trace_t *t, int colour);
 
 /* ---- per-hop summary (hops.c) ----------------------------------------------------- */
 
@@ -175,11 +218,55 @@ void kr_fmt_dur(int64_t ns, char *out, size_t cap);
 int kr_want_colour(int fd);
 void kr_render_tree(FILE *f, const kr_trace_t *t, int colour);
 void kr_render_hops(FILE *f, const kr_trace_t *t, int colour);
-/* The tree and the hops as one JSON document (a new reference). */
+/* The tree and the hops as one JSON document (a new reference), with
+ * "stalls" (the server's array, null when not known). */
 json_t *kr_trace_json(const kr_trace_t *t);
+/* Span i's own fields as tjson.c shows them (cpid, span_id, component, write,
+ * the object, user, operation, start, end, cause); a new reference. */
+json_t *kr_span_json(const kr_trace_t *t, long i);
 /* The dashboard's page of a trace: "<server>/#/trace/<cpid>", the server as
  * given without trailing slashes (ripple-server serves the dashboard beside
  * its API). A new string (free it); NULL when out of memory. */
 char *kr_dashboard_url(const char *server, const char *cpid);
+
+/* ---- why: the chain of writes behind an object (why.c, whyout.c) --------------------- */
+
+typedef struct kr_why_target {
+  const char *kind, *ns, *name, *uid; /* "" when absent */
+  const char *cpid;                   /* its own CPID (its annotation's); NULL: none */
+} kr_why_target_t;
+
+typedef struct kr_why {
+  const kr_trace_t *t; /* borrowed */
+  kr_why_target_t obj; /* borrowed strings */
+  long *hops;          /* span indexes: the root change first, the object's latest write last */
+  size_t n;
+} kr_why_t;
+
+/* The object's latest write in the trace: the latest span with its uid, or
+ * without a uid (a create) with its kind, namespace and name; -1 if none. */
+long kr_why_latest(const kr_trace_t *t, const kr_why_target_t *o);
+/* The chain from the root change to the object's latest write, following
+ * each span to the one it is shown under in the tree (its cause, or the
+ * first write of the same object under that cause). RIPPLE_ENOENT when the
+ * trace has no write of the object. */
+int kr_why_chain(const kr_trace_t *t, const kr_why_target_t *o, kr_why_t *out);
+void kr_why_free(kr_why_t *w);
+/* The roots to trace for an object, into out (at most max, canonical,
+ * without repeats): the origins of its own CPID (an /origins answer; NULL
+ * when none) and its newest indexed root (a /roots answer; NULL when none).
+ * Entries that are not CPIDs are skipped. */
+size_t kr_why_roots(const json_t *origins, const json_t *roots, char (*out)[RIPPLE_CPID_STRLEN + 1],
+                    size_t max);
+/* `kubectl ripple why`: reads the object, finds its root change, prints the
+ * chain (text, or JSON with a->json). */
+int kr_why(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
+/* kr_why once the object is read: obj as the API server gave it, kind its
+ * resource's kind (names its annotation), what its name in messages. */
+int kr_why_object(const kr_args_t *a, const json_t *obj, const char *kind, const char *what,
+                  FILE *out, char *err, size_t cap);
+void kr_render_why(FILE *f, const kr_why_t *w, int colour);
+/* {"object", "root", "details", "hops": [...]}; a new reference. */
+json_t *kr_why_json(const kr_why_t *w);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * main.c - kubectl-ripple, a kubectl plugin (docs/kubectl-ripple.md): changes
- * that carry a fresh root CPID (apply, scale, patch, delete), and the
- * cascades they cause, from the trace server (trace, last).
+ * that carry a fresh root CPID (apply, scale, patch, delete), the cascades
+ * they cause, from the trace server (trace, last), and the chain of writes
+ * behind an object (why).
  *
  * kubectl runs it as `kubectl ripple ...` when it is on PATH. Exit status: 0
  * done, 1 the cluster or the trace server said no (the message says why), 2
@@ -14,13 +15,35 @@
 
 #include "kr.h"
 
+/* An answer that only adds to the trace (details, stalls): a server older
+ * than it (404) gives none; a failure is said on stderr and the trace shown
+ * without it. */
+static json_t *optional(const kr_args_t *a, const char *cpid, const char *what) {
+  char err[1024];
+  json_t *j = NULL;
+  int rc = kr_tserver_cpid_get(kr_args_server(a), cpid, what, &j, err, sizeof err);
+  if (rc != RIPPLE_OK && rc != RIPPLE_ENOENT)
+    fprintf(stderr, "warning: the trace without %s: %s\n", what, err);
+  return rc == RIPPLE_OK ? j : NULL;
+}
+
 static int print_trace(const kr_args_t *a, const char *cpid) {
   char err[1024];
   kr_answers_t ans;
   kr_trace_t t;
   int rc = kr_tserver_fetch(kr_args_server(a), cpid, &ans, err, sizeof err);
   if (rc == RIPPLE_OK) {
+    ans.stalls = optional(a, cpid, "stalls");
+    /* Only the text shows them (changed fields, refusals, in the tree). */
+    if (!a->json) ans.details = optional(a, cpid, "details");
     rc = kr_trace_build(&ans, &t, err, sizeof err);
+    if (rc == RIPPLE_EJSON && (ans.details || ans.stalls)) {
+      fprintf(stderr, "warning: the trace without details and stalls: %s\n", err);
+      json_decref(ans.details);
+      json_decref(ans.stalls);
+      ans.details = ans.stalls = NULL;
+      rc = kr_trace_build(&ans, &t, err, sizeof err);
+    }
     kr_answers_free(&ans);
   }
   if (rc != RIPPLE_OK) {
@@ -45,6 +68,7 @@ static int print_trace(const kr_args_t *a, const char *cpid) {
   } else {
     int colour = kr_want_colour(STDOUT_FILENO);
     kr_render_tree(stdout, &t, colour);
+    kr_render_stalls(stdout, &t, colour);
     kr_render_hops(stdout, &t, colour);
     fprintf(stdout, "\ndashboard: %s\n", url);
   }
@@ -77,6 +101,7 @@ static int with_cluster(const kr_args_t *a) {
     case KR_CMD_SCALE: rc = kr_scale(&k, a, stdout, err, sizeof err); break;
     case KR_CMD_PATCH: rc = kr_patch(&k, a, stdout, err, sizeof err); break;
     case KR_CMD_DELETE: rc = kr_delete(&k, a, stdout, err, sizeof err); break;
+    case KR_CMD_WHY: rc = kr_why(&k, a, stdout, err, sizeof err); break;
     default: rc = kr_last_cpid(&k, a, cpid, err, sizeof err); break;
   }
   ripple_kube_client_free(k.kc);

@@ -6,7 +6,8 @@
  * cause)
  *
  * (the object, the component that wrote it, the write, when relative to the
- * root change, and the time since its cause), then the per-hop table, then
+ * root change, the time since its cause, and with details how many fields
+ * it changed or that it was refused), then the stalls, the per-hop table, then
  * the trace's page in the dashboard (kr_dashboard_url). With
  * colour only when asked (a terminal without NO_COLOR): plain output is
  * stable text that scripts and tests can compare.
@@ -23,6 +24,7 @@
 #define C_CYAN "\033[36m"
 #define C_YELLOW "\033[33m"
 #define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
 #define C_RESET "\033[0m"
 
 typedef struct out {
@@ -71,6 +73,22 @@ static void object_label(const kr_span_t *s, char *out, size_t cap) {
     snprintf(out, cap, "%s %s", kind, name);
 }
 
+/* "3 fields" (of a diff) or "refused 409" (the audit's code), when known. */
+static void details(out_t *o, const kr_span_t *s) {
+  char buf[48];
+  long code = kr_refused_code(s);
+  size_t n = kr_change_fields(s);
+  if (code) {
+    snprintf(buf, sizeof buf, "refused %ld", code);
+    fputs("  ", o->f);
+    put(o, C_RED, buf);
+  } else if (n) {
+    snprintf(buf, sizeof buf, "%zu field%s", n, n == 1 ? "" : "s");
+    fputs("  ", o->f);
+    put(o, C_DIM, buf);
+  }
+}
+
 static void line(out_t *o, const kr_span_t *s, const char *glyph) {
   char obj[700], at[32], since[32];
   if (o->len) put(o, C_DIM, o->prefix);
@@ -90,6 +108,7 @@ static void line(out_t *o, const kr_span_t *s, const char *glyph) {
     put(o, C_GREEN, since);
     fputs(" after cause)", o->f);
   }
+  details(o, s);
   fputc('\n', o->f);
 }
 

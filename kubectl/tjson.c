@@ -2,7 +2,8 @@
  * tjson.c - a trace for programs (`kubectl ripple trace -o json`): the tree
  * and the per-hop table as one JSON document. Times are RFC 3339 and the
  * durations integer nanoseconds, so nothing is lost to rounding; the shape
- * is described in docs/kubectl-ripple.md.
+ * is described in docs/kubectl-ripple.md. The stalls are the trace server's
+ * array as it gave it.
  */
 #include <stdlib.h>
 
@@ -14,18 +15,26 @@ static json_t *time_json(int64_t ns) {
   return json_string(buf);
 }
 
+json_t *kr_span_json(const kr_trace_t *t, long i) {
+  const kr_span_t *s = &t->spans[i];
+  json_t *n = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o}", "cpid",
+                        s->cpid, "span_id", s->span_id, "component", s->service, "write", s->name,
+                        "kind", s->kind, "namespace", s->ns, "name", s->oname, "uid", s->uid,
+                        "user", s->user, "operation", s->operation, "subresource", s->subresource,
+                        "start", time_json(s->start_ns), "end", time_json(s->end_ns));
+  if (n)
+    json_object_set_new(n, "cause",
+                        s->cause >= 0 ? json_string(t->spans[s->cause].span_id) : json_null());
+  return n;
+}
+
 static json_t *node(const kr_trace_t *t, long i, int depth) {
   const kr_span_t *s = &t->spans[i];
-  json_t *n = json_pack(
-      "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:I, s:I}", "cpid",
-      s->cpid, "span_id", s->span_id, "component", s->service, "write", s->name, "kind", s->kind,
-      "namespace", s->ns, "name", s->oname, "uid", s->uid, "user", s->user, "operation",
-      s->operation, "subresource", s->subresource, "start", time_json(s->start_ns), "end",
-      time_json(s->end_ns), "at_ns", (json_int_t)kr_diff(s->end_ns, t->t0_ns), "since_cause_ns",
-      (json_int_t)kr_diff(s->end_ns, s->start_ns));
+  json_t *n = kr_span_json(t, i);
   if (!n) return NULL;
-  json_object_set_new(n, "cause",
-                      s->cause >= 0 ? json_string(t->spans[s->cause].span_id) : json_null());
+  json_object_set_new(n, "at_ns", json_integer((json_int_t)kr_diff(s->end_ns, t->t0_ns)));
+  json_object_set_new(n, "since_cause_ns",
+                      json_integer((json_int_t)kr_diff(s->end_ns, s->start_ns)));
   json_t *kids = json_array();
   /* jansson's encoder recurses; a pathological chain is cut rather than crash. */
   for (size_t k = 0; k < s->nchildren && depth < 1000; k++)
@@ -47,7 +56,9 @@ json_t *kr_trace_json(const kr_trace_t *t) {
                           (json_int_t)rows[r].p50_ns, "max_ns", (json_int_t)rows[r].max_ns));
     free(rows);
   }
-  return json_pack("{s:s, s:b, s:I, s:I, s:o, s:o, s:o}", "cpid", t->cpid, "truncated",
+  /* The server's stalls as they are (docs/api.md); null when not known. */
+  return json_pack("{s:s, s:b, s:I, s:I, s:o, s:o, s:o, s:O}", "cpid", t->cpid, "truncated",
                    t->truncated, "cpids", (json_int_t)t->ncpids, "writes", (json_int_t)t->n,
-                   "start", time_json(t->t0_ns), "tree", tree, "hops", hops);
+                   "start", time_json(t->t0_ns), "tree", tree, "hops", hops, "stalls",
+                   t->stalls ? t->stalls : json_null());
 }

@@ -272,6 +272,8 @@ int kr_trace_build(const kr_answers_t *a, kr_trace_t *out, char *err, size_t cap
     t.keep = json_pack("[OOO]", a->related, a->mergelogs, a->spans);
     if (!t.keep) rc = RIPPLE_ENOMEM;
   }
+  if (rc == RIPPLE_OK && a->details) rc = kr_details_join(&t, a->details, err, cap);
+  if (rc == RIPPLE_OK && a->stalls) rc = kr_stalls_join(&t, a->stalls, err, cap);
   free(b.cp);
   json_decref(b.index);
   json_decref(b.firsts);

@@ -1,8 +1,9 @@
 /*
  * tserver.c - reading a trace from ripple-server (docs/api.md): the related
- * CPIDs, their mergelogs (the merge graph's edges) and their spans, and an
- * object's root mergelogs (its people's changes), over libcurl. A reader
- * token, when the server wants one, comes from $RIPPLE_READER_TOKEN.
+ * CPIDs, their mergelogs (the merge graph's edges) and their spans, a CPID's
+ * origins, details and stalls, and an object's root mergelogs (its people's
+ * changes), over libcurl. A reader token, when the server wants one, comes
+ * from $RIPPLE_READER_TOKEN.
  */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -134,6 +135,20 @@ int kr_tserver_fetch(const char *base, const char *cpid, kr_answers_t *out, char
   return RIPPLE_OK;
 }
 
+int kr_tserver_cpid_get(const char *base, const char *cpid, const char *what, json_t **out,
+                        char *err, size_t cap) {
+  ripple_cpid_t id;
+  if (ripple_cpid_parse(cpid, strlen(cpid), &id) != RIPPLE_OK) {
+    snprintf(err, cap, "\"%.60s\" is not a CPID", cpid);
+    return RIPPLE_EINVAL;
+  }
+  char canon[RIPPLE_CPID_STRLEN + 1], path[160];
+  ripple_cpid_format(&id, canon);
+  snprintf(path, sizeof path, "/v1/cpids/%s/%.40s", canon, what);
+  curl_init_once();
+  return get(base, path, out, err, cap);
+}
+
 int kr_tserver_roots(const char *base, const char *uid, size_t limit, json_t **out, char *err,
                      size_t cap) {
   char path[256];
@@ -156,5 +171,7 @@ void kr_answers_free(kr_answers_t *a) {
   json_decref(a->related);
   json_decref(a->mergelogs);
   json_decref(a->spans);
+  json_decref(a->details);
+  json_decref(a->stalls);
   memset(a, 0, sizeof *a);
 }

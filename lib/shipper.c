@@ -1,6 +1,6 @@
 /*
- * shipper.c - delivers mergelogs and spans to the trace server in the
- * background.
+ * shipper.c - delivers mergelogs, spans and details (a write's changes,
+ * Events) to the trace server in the background.
  *
  * The promise to callers: enqueueing costs a copy and a short critical section,
  * never a network round trip, and a dead or slow server costs them nothing but
@@ -23,7 +23,11 @@
 #include "internal.h"
 #include "ripplex/tsclient.h"
 
-enum { REC_MERGELOG, REC_SPAN };
+enum { REC_MERGELOG, REC_SPAN, REC_DETAIL };
+
+/* Details go in requests of at most this many bytes (the server's default
+ * body limit is 16 MiB; a snapshot is at most 64 KiB). */
+#define DETAILS_REQUEST_MAX (4u << 20)
 
 /* A record copied into one allocation: the struct, then its strings. */
 typedef struct rec {
@@ -31,13 +35,17 @@ typedef struct rec {
   union {
     ripple_mergelog_t ml;
     ripple_span_rec_t sp;
+    struct {
+      const char *text; /* a detail's JSON, after the struct */
+      size_t len;
+    } raw;
   } u;
   ripple_objref_t obj;
 } rec_t;
 
 struct ripple_shipper {
   ripple_shipper_opts_t o;
-  char *url_ml, *url_sp, *auth;
+  char *url_ml, *url_sp, *url_dt, *auth;
 
   pthread_mutex_t mu;
   pthread_cond_t more;    /* the thread waits here for records */
@@ -145,6 +153,27 @@ static int enqueue(ripple_shipper_t *s, rec_t *(*copy)(const void *), const void
   pthread_mutex_unlock(&s->mu);
   atomic_fetch_add(&s->st.enqueued, 1);
   return RIPPLE_OK;
+}
+
+typedef struct raw_in {
+  const char *text;
+  size_t len;
+} raw_in_t;
+
+static rec_t *copy_detail(const void *p) {
+  const raw_in_t *in = p;
+  rec_t *r = malloc(sizeof *r + in->len);
+  if (!r) return NULL;
+  r->type = REC_DETAIL;
+  r->u.raw.text = memcpy(r + 1, in->text, in->len);
+  r->u.raw.len = in->len;
+  return r;
+}
+
+int ripple_shipper_enqueue_detail(ripple_shipper_t *s, const char *json, size_t len) {
+  if (!s || !json || !len) return RIPPLE_EINVAL;
+  raw_in_t in = {json, len};
+  return enqueue(s, copy_detail, &in);
 }
 
 static rec_t *copy_ml_cb(const void *p) { return copy_mergelog(p); }
@@ -264,12 +293,37 @@ static void deliver(ripple_shipper_t *s, CURL *c, const char *url, const sbuf_t 
   }
 }
 
+/* Details in requests of at most DETAILS_REQUEST_MAX bytes, after the
+ * records (a detail names objects the spans already know). */
+static void send_details(ripple_shipper_t *s, CURL *c, rec_t **batch, size_t n) {
+  sbuf_t dt;
+  size_t ndt = 0;
+  sbuf_init(&dt);
+  for (size_t i = 0; i <= n; i++) {
+    const rec_t *r = i < n ? batch[i] : NULL;
+    if (r && r->type != REC_DETAIL) continue;
+    if (ndt && (!r || dt.len + r->u.raw.len + 2 > DETAILS_REQUEST_MAX)) {
+      sbuf_putc(&dt, ']');
+      if (dt.oom)
+        atomic_fetch_add(&s->st.abandoned, ndt);
+      else
+        deliver(s, c, s->url_dt, &dt, ndt);
+      dt.len = 0, dt.oom = 0, ndt = 0;
+    }
+    if (!r) break;
+    sbuf_putc(&dt, ndt++ ? ',' : '[');
+    sbuf_put(&dt, r->u.raw.text, r->u.raw.len);
+  }
+  sbuf_free(&dt);
+}
+
 static void send_batch(ripple_shipper_t *s, CURL *c, rec_t **batch, size_t n) {
   sbuf_t ml, sp;
   size_t nml = 0, nsp = 0;
   sbuf_init(&ml);
   sbuf_init(&sp);
   for (size_t i = 0; i < n; i++) {
+    if (batch[i]->type == REC_DETAIL) continue;
     sbuf_t *b = batch[i]->type == REC_MERGELOG ? &ml : &sp;
     size_t *k = batch[i]->type == REC_MERGELOG ? &nml : &nsp;
     sbuf_putc(b, (*k)++ ? ',' : '[');
@@ -277,10 +331,9 @@ static void send_batch(ripple_shipper_t *s, CURL *c, rec_t **batch, size_t n) {
       wire_mergelog(b, &batch[i]->u.ml);
     else
       wire_span(b, &batch[i]->u.sp);
-    free(batch[i]);
   }
   if (ml.oom || sp.oom) {
-    atomic_fetch_add(&s->st.abandoned, n);
+    atomic_fetch_add(&s->st.abandoned, nml + nsp);
     ripple_log(RIPPLE_LOG_ERROR, "ship_oom", "records=%zu", n);
   } else {
     /* Mergelogs first: a span is only findable once its CPID is in the graph. */
@@ -289,6 +342,8 @@ static void send_batch(ripple_shipper_t *s, CURL *c, rec_t **batch, size_t n) {
   }
   sbuf_free(&ml);
   sbuf_free(&sp);
+  send_details(s, c, batch, n);
+  for (size_t i = 0; i < n; i++) free(batch[i]);
 }
 
 static void *run(void *arg) {
@@ -350,6 +405,7 @@ static char *join(const char *a, const char *b) {
 static void destroy(ripple_shipper_t *s) {
   free(s->url_ml);
   free(s->url_sp);
+  free(s->url_dt);
   free(s->auth);
   free(s->ring);
   pthread_mutex_destroy(&s->mu);
@@ -379,6 +435,7 @@ int ripple_shipper_new(const ripple_shipper_opts_t *opts, ripple_shipper_t **out
   pthread_cond_init(&s->drained, NULL);
   s->url_ml = join(opts->url, "/v1/mergelogs");
   s->url_sp = join(opts->url, "/v1/spans");
+  s->url_dt = join(opts->url, "/v1/details");
   s->ring = calloc(s->o.queue_capacity, sizeof(rec_t *));
   if (opts->bearer_token) {
     s->auth = malloc(strlen(opts->bearer_token) + 32);
@@ -389,7 +446,8 @@ int ripple_shipper_new(const ripple_shipper_opts_t *opts, ripple_shipper_t **out
   /* Options point into the caller's memory; keep none of it. */
   s->o.url = s->o.bearer_token = s->o.ca_file = NULL;
   if (opts->ca_file && !(s->o.ca_file = strdup(opts->ca_file))) goto oom;
-  if (!s->url_ml || !s->url_sp || !s->ring || (opts->bearer_token && !s->auth)) goto oom;
+  if (!s->url_ml || !s->url_sp || !s->url_dt || !s->ring || (opts->bearer_token && !s->auth))
+    goto oom;
   if (pthread_create(&s->thread, NULL, run, s) != 0) {
     free((char *)s->o.ca_file);
     destroy(s);

@@ -286,6 +286,8 @@ static int add_rec(dec_batch_t *b, const ripple_cpid_t *cpid, int64_t time, size
   r->uid_off = r->uid_len = 0;
   r->end = time;
   r->kind = r->ns = r->name = r->component = (dec_str_t){0, 0};
+  r->service = r->span_name = r->owner = r->operation = (dec_str_t){0, 0};
+  r->span_id = 0;
   return b->body.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
 }
 
@@ -465,9 +467,16 @@ static int end_span(dctx_t *d) {
   size_t body_off = d->b->body.len;
   wire_span(&d->b->body, &sp);
   if ((rc = add_rec(d->b, &sp.cpid, sp.start_ns, 0, 0, body_off)) != RIPPLE_OK) return rc;
-  d->b->rec[d->b->n - 1].end = sp.end_ns;
-  return note_object(d->b, span_attr(&sp, "kind"), span_attr(&sp, "namespace"),
-                     span_attr(&sp, "name"), NULL);
+  dec_rec_t *r = &d->b->rec[d->b->n - 1];
+  r->end = sp.end_ns;
+  r->span_id = sp.span_id;
+  rc = note_object(d->b, span_attr(&sp, "kind"), span_attr(&sp, "namespace"),
+                   span_attr(&sp, "name"), NULL);
+  if (rc == RIPPLE_OK) rc = note_str(d->b, sp.service, &r->service);
+  if (rc == RIPPLE_OK) rc = note_str(d->b, sp.name, &r->span_name);
+  if (rc == RIPPLE_OK) rc = note_str(d->b, span_attr(&sp, "owner"), &r->owner);
+  if (rc == RIPPLE_OK) rc = note_str(d->b, span_attr(&sp, "operation"), &r->operation);
+  return rc;
 }
 
 /* ---- yajl's events --------------------------------------------------------- */

@@ -49,6 +49,10 @@ typedef struct dec_rec {
    * attributes) and a mergelog's component, for the object index and root
    * search. */
   dec_str_t kind, ns, name, component;
+  /* A span's service and name, and its owner and operation attributes, and
+   * its span id: the hop it is, for stalled-cascade detection (stall.h). */
+  dec_str_t service, span_name, owner, operation;
+  uint64_t span_id;
 } dec_rec_t;
 
 typedef struct dec_batch {

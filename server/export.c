@@ -13,6 +13,7 @@
  * the last second's saves, which sends those rows again: at least once.
  */
 #include "export.h"
+#include "ripplex/idle.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -240,11 +241,7 @@ static void copy_row(void *ud, uint64_t seq, const char *body, size_t len) {
  * the idle scheduling class (Linux), so it runs on what ingest and queries
  * leave of the CPU, and the backlog (bounded) absorbs the difference. */
 static void sched_idle(void) {
-#ifdef SCHED_IDLE
-  struct sched_param p = {0};
-  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &p) == 0) return;
-#endif
-  ripple_log(RIPPLE_LOG_INFO, "otlp_export_priority", "sched_idle=no");
+  if (!idle_enter()) ripple_log(RIPPLE_LOG_INFO, "otlp_export_priority", "sched_idle=no");
 }
 
 /* Reads of the store are made by a second thread at normal priority, which

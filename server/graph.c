@@ -425,6 +425,24 @@ int graph_related(const graph_t *g, const ripple_cpid_t *from, size_t limit, vid
   return rc;
 }
 
+int graph_descends(const graph_t *g, const ripple_cpid_t *anc, const ripple_cpid_t *desc) {
+  if (!memcmp(anc, desc, sizeof *anc)) return 1;
+  vid_t a = graph_find(g, anc), d = graph_find(g, desc);
+  if (!a || !d) return 0;
+  /* Depth first over in-edges; a vertex reached twice is walked twice, which
+   * the budget bounds. */
+  vid_t stack[GRAPH_DESCENDS_BUDGET];
+  size_t top = 0, budget = GRAPH_DESCENDS_BUDGET;
+  stack[top++] = d;
+  while (top && budget--) {
+    vid_t x = stack[--top];
+    if (x == a) return 1;
+    for (uint32_t e = V(g, x)->in; e && top < GRAPH_DESCENDS_BUDGET; e = E(g, e)->next)
+      stack[top++] = E(g, e)->v;
+  }
+  return 0;
+}
+
 void graph_origins_free(graph_origin_t *o, size_t n) {
   for (size_t i = 0; o && i < n; i++) free(o[i].path);
   free(o);

@@ -49,6 +49,13 @@ void graph_span_seqs(const graph_t *g, vid_t v, void (*fn)(void *ud, uint64_t se
 int graph_related(const graph_t *g, const ripple_cpid_t *from, size_t limit, vid_t **out, size_t *n,
                   int *truncated);
 
+/* 1 when desc is anc, or anc is reached walking edges backwards from desc
+ * within `budget` vertices (a small walk, without allocating: a cascade's
+ * CPIDs descend from their cause in a few merges); 0 otherwise, and for an
+ * unknown CPID. */
+#define GRAPH_DESCENDS_BUDGET 256
+int graph_descends(const graph_t *g, const ripple_cpid_t *anc, const ripple_cpid_t *desc);
+
 /* Walking edges backwards from `from`: the vertices with no incoming edge that
  * it came from, each with one shortest path from it to `from` (a list of
  * vertices, origin first). */

@@ -148,6 +148,30 @@ static enum MHD_Result handle_ingest(http_t *h, struct MHD_Connection *c, dec_ki
   return rc;
 }
 
+/* POST /v1/details and POST /v1/audit. */
+static enum MHD_Result handle_details(http_t *h, struct MHD_Connection *c, int audit,
+                                      httpd_req_t *r) {
+  if (r->too_big) {
+    atomic_fetch_add(&h->srv->details_refused, 1);
+    return send_error(c, 413, -1, "",
+                      audit ? "request body is larger than --max-audit-body; lower the audit "
+                              "webhook's batch size (--audit-webhook-batch-max-size)"
+                            : "request body is larger than --max-body; send smaller batches");
+  }
+  dec_error_t err = {.index = -1};
+  size_t accepted;
+  const char *body = r->body.p ? r->body.p : "";
+  int status = audit ? srv_ingest_audit(h->srv, body, r->body.len, &accepted, &err)
+                     : srv_ingest_details(h->srv, body, r->body.len, &accepted, &err);
+  if (status != 200) return send_error(c, (unsigned)status, err.index, err.field, err.msg);
+  sbuf_t b;
+  sbuf_init(&b);
+  sbuf_printf(&b, "{\"accepted\":%zu}", accepted);
+  enum MHD_Result rc = send_buf(c, 200, "application/json", &b);
+  sbuf_free(&b);
+  return rc;
+}
+
 /* Is a Content-Type this media type (parameters such as charset allowed)? */
 static int media_is(const char *ct, const char *type) {
   size_t n = strlen(type);
@@ -193,6 +217,26 @@ static enum MHD_Result handle_otlp(http_t *h, struct MHD_Connection *c, httpd_re
   return rc;
 }
 
+static enum MHD_Result send_answer(struct MHD_Connection *c, int status, const sbuf_t *b);
+
+/* GET /v1/cpids/{cpid}/details and /stalls, GET /v1/stalls (id NULL) and
+ * GET /v1/stalls/expected (what "expected"). */
+static enum MHD_Result handle_facts(http_t *h, struct MHD_Connection *c, const ripple_cpid_t *id,
+                                    const char *what) {
+  size_t limit = arg_size(c, "limit", 0);
+  if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
+  sbuf_t b;
+  sbuf_init(&b);
+  int status = !strcmp(what, "details")    ? srv_details(h->srv, id, limit, &b)
+               : !strcmp(what, "expected") ? srv_stall_model(h->srv, &b)
+                                           : srv_stalls(h->srv, id, &b);
+  enum MHD_Result rc = status == 404
+                           ? send_error(c, 404, -1, "cpid", "no such CPID in the merge graph")
+                           : send_answer(c, status, &b);
+  sbuf_free(&b);
+  return rc;
+}
+
 static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const char *rest) {
   /* rest = "<cpid>/<what>" */
   ripple_cpid_t id;
@@ -202,6 +246,7 @@ static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const ch
                       "the path must be /v1/cpids/<CPID>/<related|origins|mergelogs|spans>");
   const char *what = slash + 1;
   query_t q;
+  if (!strcmp(what, "details") || !strcmp(what, "stalls")) return handle_facts(h, c, &id, what);
   if (!strcmp(what, "related"))
     q = Q_RELATED;
   else if (!strcmp(what, "origins"))
@@ -211,7 +256,8 @@ static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const ch
   else if (!strcmp(what, "spans"))
     q = Q_SPANS;
   else
-    return send_error(c, 404, -1, "", "unknown query; use related, origins, mergelogs or spans");
+    return send_error(c, 404, -1, "",
+                      "unknown query; use related, origins, mergelogs, spans, details or stalls");
   size_t limit = arg_size(c, "limit", 0);
   if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
   sbuf_t b;
@@ -363,6 +409,13 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
     *which = ROUTE_INGEST_SPANS;
     return handle_otlp(h, c, r);
   }
+  int details = !strcmp(url, "/v1/details") || !strcmp(url, "/v1/audit");
+  if (post && details) {
+    if (!authorized(c, h->o.writer_tokens))
+      return send_error(c, 401, -1, "", "a writer token is required (Authorization: Bearer ...)");
+    *which = ROUTE_OTHER;
+    return handle_details(h, c, url[4] == 'a', r);
+  }
   int ingest = !strcmp(url, "/v1/mergelogs") || !strcmp(url, "/v1/spans");
   if (post && ingest) {
     if (!authorized(c, h->o.writer_tokens))
@@ -374,8 +427,10 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   /* The dashboard's files hold no data: no token (web.h). */
   if (get && web_claims(url)) return web_answer(h->o.web, c, url);
   int search = !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots");
-  int known = ingest || search || !strcmp(url, "/v1/traces") || !strcmp(url, "/metrics") ||
-              !strncmp(url, "/v1/cpids/", 10) || !strncmp(url, "/v1/objects/", 12);
+  int stalls = !strcmp(url, "/v1/stalls") || !strcmp(url, "/v1/stalls/expected");
+  int known = ingest || search || details || stalls || !strcmp(url, "/v1/traces") ||
+              !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
+              !strncmp(url, "/v1/objects/", 12);
   if (!get)
     return send_error(c, known ? 405 : 404, -1, "",
                       known ? "method not allowed" : unknown_path_message(url));
@@ -401,6 +456,10 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
     *which = ROUTE_QUERY;
     return handle_object(h, c, url + 12);
   }
+  if (stalls) {
+    *which = ROUTE_QUERY;
+    return handle_facts(h, c, NULL, url[10] ? "expected" : "stalls");
+  }
   if (search) {
     *which = ROUTE_QUERY;
     return url[4] == 'o' ? handle_objects(h, c) : handle_roots(h, c);
@@ -414,7 +473,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   (void)version;
   http_t *h = cls;
   httpd_req_t *r = NULL;
-  int rc = httpd_req_feed(c, con_cls, data, size, h->o.max_body, &r);
+  /* kube-apiserver sends audit events in batches that can be far larger
+   * than any batch of records. */
+  size_t max =
+      h->o.max_audit_body && !strcmp(url, "/v1/audit") ? h->o.max_audit_body : h->o.max_body;
+  int rc = httpd_req_feed(c, con_cls, data, size, max, &r);
   if (rc <= 0) return rc == 0 ? MHD_YES : MHD_NO;
   int which;
   enum MHD_Result ans = route(h, c, url, method, r, &which);

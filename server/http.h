@@ -10,9 +10,10 @@
 #include "web.h"
 
 typedef struct http_opts {
-  const char *host; /* IPv4 address to listen on */
-  uint16_t port;    /* 0: any free port (see http_port) */
-  size_t max_body;  /* bytes per request body */
+  const char *host;      /* IPv4 address to listen on */
+  uint16_t port;         /* 0: any free port (see http_port) */
+  size_t max_body;       /* bytes per request body */
+  size_t max_audit_body; /* bytes per POST /v1/audit body (0: max_body) */
   size_t max_connections;
   char **writer_tokens; /* NULL-terminated; NULL or empty: POSTs are open */
   char **reader_tokens; /* the same for GETs (health checks are always open) */

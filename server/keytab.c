@@ -9,19 +9,19 @@
 #include "ripple/ripple.h"
 #include "ripplex/rnd.h"
 
-static uint64_t mix(uint64_t x) {
+uint64_t keytab_mix(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
 
-static uint64_t key_hash(const char *s, size_t n, uint64_t seed) {
-  uint64_t h = mix(seed ^ n);
+uint64_t keytab_hash(const char *s, size_t n, uint64_t seed) {
+  uint64_t h = keytab_mix(seed ^ n);
   while (n) {
     uint64_t w = 0;
     size_t k = n < 8 ? n : 8;
     memcpy(&w, s, k);
-    h = mix(h ^ w) + 0x9e3779b97f4a7c15ULL;
+    h = keytab_mix(h ^ w) + 0x9e3779b97f4a7c15ULL;
     s += k;
     n -= k;
   }
@@ -47,7 +47,7 @@ void keytab_free(keytab_t *t, void (*free_val)(void *val)) {
 /* The slot of key, or the empty slot where it would go. */
 static keytab_slot_t *probe(keytab_slot_t *slot, size_t mask, uint64_t seed, const char *key,
                             size_t n) {
-  size_t h = (size_t)key_hash(key, n, seed) & mask;
+  size_t h = (size_t)keytab_hash(key, n, seed) & mask;
   for (; slot[h].key; h = (h + 1) & mask)
     if (slot[h].len == n && memcmp(slot[h].key, key, n) == 0) break;
   return &slot[h];

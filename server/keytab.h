@@ -30,6 +30,11 @@ typedef struct keytab {
   uint64_t seed;
 } keytab_t;
 
+/* The table's hash of n bytes under seed (a seeded SplitMix64 over 8-byte
+ * words), and its mixer: for the server's other hash tables (stall.h). */
+uint64_t keytab_hash(const char *s, size_t n, uint64_t seed);
+uint64_t keytab_mix(uint64_t x);
+
 /* An empty table (no allocation until the first put). */
 void keytab_init(keytab_t *t);
 /* Frees the keys and, with free_val, every value. */

@@ -57,6 +57,21 @@ static void usage(FILE *f) {
       "1000000)\n"
       "  --otlp-timeout D         per request (default 10s)\n"
       "  --otlp-cursor-file F     where export progress is kept (default DB.otlp-cursor)\n"
+      "  --details-db PATH        database of changes, Events and audit events\n"
+      "                           (default DB.details)\n"
+      "  --details-queue N        most details waiting to be written; more get 429\n"
+      "                           (default 100000)\n"
+      "  --details-max-rows N     retention of details by count (default: none; --max-age\n"
+      "                           applies)\n"
+      "  --max-audit-body BYTES   largest POST /v1/audit body (default 67108864)\n"
+      "  --stall-multiple X       flag a write whose usual next hop is later than X times\n"
+      "                           its p99 (default 3)\n"
+      "  --stall-min-wait D       never flag before D (default 5s)\n"
+      "  --stall-min-samples N    learn from at least N writes of a hop first (default 10)\n"
+      "  --stall-min-share X      a next hop is expected when it followed at least this\n"
+      "                           share of writes (default 0.9)\n"
+      "  --stall-horizon D        a write is learned from D after it (default 10m)\n"
+      "  --no-stalls              no stalled-cascade detection\n"
       "  --log-level LEVEL        debug, info, warn, error (default info)\n");
 }
 
@@ -221,6 +236,37 @@ static int otlp_option(options_t *o, const char *a, const char *v) {
   return RIPPLE_ENOENT;
 }
 
+static int ratio_option(const char *v, double lo, double hi, double *out) {
+  char *end;
+  double x = strtod(v, &end);
+  if (end == v || *end || !(x >= lo && x <= hi)) return RIPPLE_EINVAL;
+  *out = x;
+  return RIPPLE_OK;
+}
+
+/* Details and stalled cascades (--details-*, --stall-*); RIPPLE_ENOENT when
+ * a is not one. */
+static int details_option(options_t *o, const char *a, const char *v) {
+  srv_config_t *c = &o->cfg;
+  stall_opts_t *st = &c->stall;
+  unsigned long n;
+  if (!strcmp(a, "--details-db")) return c->details_path = v, RIPPLE_OK;
+  if (!strcmp(a, "--details-queue"))
+    return opt_size(v, &c->details_queue) || !c->details_queue ? RIPPLE_EINVAL : RIPPLE_OK;
+  if (!strcmp(a, "--details-max-rows")) return opt_size(v, &c->details_max_rows);
+  if (!strcmp(a, "--max-audit-body")) return opt_size(v, &o->ho.max_audit_body);
+  if (!strcmp(a, "--stall-multiple")) return ratio_option(v, 1, 1000, &st->multiple);
+  if (!strcmp(a, "--stall-min-share")) return ratio_option(v, 0.5, 1, &st->min_share);
+  if (!strcmp(a, "--stall-min-wait")) return opt_duration(v, &st->min_wait_ns);
+  if (!strcmp(a, "--stall-horizon")) return opt_duration(v, &st->horizon_ns);
+  if (!strcmp(a, "--stall-min-samples")) {
+    if (opt_ulong(v, 1, 1000000, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
+    return st->min_samples = (uint32_t)n, RIPPLE_OK;
+  }
+  if (!strcmp(a, "--no-stalls")) return c->stall_off = 1, RIPPLE_OK;
+  return otlp_option(o, a, v);
+}
+
 /* One option with its value (opt_cli_t.option). */
 static int parse_option(void *ud, const char *a, const char *v) {
   options_t *o = ud;
@@ -243,12 +289,12 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--tls-key")) return file_option(&o->key, v);
   if (!strcmp(a, "--web")) return o->web_dir = v, o->no_web = 0, RIPPLE_OK;
   if (!strcmp(a, "--no-web")) return o->web_dir = NULL, o->no_web = 1, RIPPLE_OK;
-  return otlp_option(o, a, v);
+  return details_option(o, a, v);
 }
 
 /* RIPPLE_OK to go on and serve, or RIPPLE_ESTATE with the exit status. */
 static int parse_args(int argc, char **argv, options_t *o, int *status) {
-  static const char *const flags[] = {"--no-web", NULL};
+  static const char *const flags[] = {"--no-web", "--no-stalls", NULL};
   opt_cli_t cli = {
       .prog = "ripple-server", .flags = flags, .option = parse_option, .usage = usage, .ud = o};
   if (opt_parse(argc, argv, &cli, status) != RIPPLE_OK) return RIPPLE_ESTATE;
@@ -334,21 +380,26 @@ static int load_web(options_t *o) {
 }
 
 int main(int argc, char **argv) {
-  options_t o = {
-      .cfg = {.db_path = "ripple.db",
-              .max_vertices = 10000000,
-              .query_limit = 100000,
-              .limits =
-                  {.max_records = 10000, .max_sources = 4096, .max_attrs = 64, .max_string = 4096}},
-      .ho = {.host = "127.0.0.1", .port = 7480, .max_body = 16 << 20, .max_connections = 256},
-      .ec = {.gzip = 1,
-             .batch = 1000,
-             .max_backlog = 1000000,
-             .timeout_ms = 10000,
-             .backoff_min_ms = 500,
-             .backoff_max_ms = 30000},
-      .level = RIPPLE_LOG_INFO,
-      .host = "127.0.0.1"};
+  options_t o = {.cfg = {.db_path = "ripple.db",
+                         .max_vertices = 10000000,
+                         .query_limit = 100000,
+                         .limits = {.max_records = 10000,
+                                    .max_sources = 4096,
+                                    .max_attrs = 64,
+                                    .max_string = 4096}},
+                 .ho = {.host = "127.0.0.1",
+                        .port = 7480,
+                        .max_body = 16 << 20,
+                        .max_audit_body = 64 << 20,
+                        .max_connections = 256},
+                 .ec = {.gzip = 1,
+                        .batch = 1000,
+                        .max_backlog = 1000000,
+                        .timeout_ms = 10000,
+                        .backoff_min_ms = 500,
+                        .backoff_max_ms = 30000},
+                 .level = RIPPLE_LOG_INFO,
+                 .host = "127.0.0.1"};
   int rc;
   if (parse_args(argc, argv, &o, &rc) == RIPPLE_OK) {
     ripple_log_setup("ripple-server", o.level, NULL, NULL);

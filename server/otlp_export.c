@@ -20,6 +20,8 @@
 
 #include <yajl/yajl_parse.h>
 
+#include "ripplex/arena.h"
+
 #include "ripplex/cpid.h"
 #include "ripplex/hex.h"
 
@@ -27,40 +29,6 @@
 
 typedef Ripple__Otlp__Span pb_span_t;
 typedef Ripple__Otlp__KeyValue pb_kv_t;
-
-/* ---- an arena: everything one batch allocates, freed at once ---------------- */
-
-typedef struct chunk {
-  struct chunk *next;
-  size_t used, cap;
-  _Alignas(max_align_t) unsigned char mem[];
-} chunk_t;
-
-static void *arena_alloc(chunk_t **head, size_t n) {
-  n = (n + 15) & ~(size_t)15;
-  chunk_t *c = *head;
-  if (!c || c->cap - c->used < n) {
-    size_t cap = n > 65536 ? n : 65536;
-    c = malloc(sizeof *c + cap);
-    if (!c) return NULL;
-    c->next = *head;
-    c->used = 0;
-    c->cap = cap;
-    *head = c;
-  }
-  void *p = c->mem + c->used;
-  c->used += n;
-  memset(p, 0, n);
-  return p;
-}
-
-static void arena_free(chunk_t **head) {
-  for (chunk_t *c = *head, *next; c; c = next) {
-    next = c->next;
-    free(c);
-  }
-  *head = NULL;
-}
 
 /* ---- the batch ------------------------------------------------------------ */
 
@@ -84,11 +52,11 @@ typedef struct rec {
 } rec_t;
 
 struct otlp_batch {
-  chunk_t *arena;
-  rec_t rec;           /* the record being read; its arrays are reused */
-  const char *key;     /* the key just read (in the arena) */
-  int depth, in_attrs; /* maps open; inside "attributes" */
-  int in_object;       /* inside a mergelog's "object" */
+  arena_chunk_t *arena; /* everything one batch allocates (ripplex/arena.h) */
+  rec_t rec;            /* the record being read; its arrays are reused */
+  const char *key;      /* the key just read (in the arena) */
+  int depth, in_attrs;  /* maps open; inside "attributes" */
+  int in_object;        /* inside a mergelog's "object" */
   service_t *svc;
   size_t nsvc, capsvc;
   size_t spans;

@@ -70,6 +70,7 @@ static void load_span(void *ud, const store_row_t *r) {
   obj_name_t k = row_name(r);
   (void)graph_add_span(l->s->g, &r->cpid, r->time, r->end, r->seq);
   index_object(l->s, &k, &r->cpid, r->end, r->seq);
+  srv_stall_replay(l->s, r);
 }
 
 /* Is the root at row seq the mergelog the graph keeps for its CPID? Not for a
@@ -128,6 +129,7 @@ static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
     }
     index_object(s, &k, &r->cpid, r->end, seqs[i]);
   }
+  srv_stall_feed(s, b);
   /* Under the lock, so srv_on_commit knows when no call is left running. */
   void *cud = atomic_load(&s->commit_ud);
   if (cud && b->n) s->commit_fn(cud, b->kind, seqs[b->n - 1]);
@@ -161,6 +163,7 @@ static void gone_span(void *ud, uint64_t seq) { seqvec_push(&((expired_t *)ud)->
  * that the pass (which sorts the roots) does not run on every tick. */
 static void tick(void *ud, store_t *st) {
   srv_t *s = ud;
+  srv_stall_tick(s, ripple_now_ns());
   int64_t min_time = s->cfg.max_age_ns ? ripple_now_ns() - s->cfg.max_age_ns : 0;
   pthread_rwlock_rdlock(&s->lock);
   int over = s->cfg.max_vertices && graph_vertices(s->g) > s->cfg.max_vertices;
@@ -189,6 +192,25 @@ static void tick(void *ud, store_t *st) {
 
 /* ---- lifecycle ---------------------------------------------------------------- */
 
+static int stall_related(void *ud, const ripple_cpid_t *anc, const ripple_cpid_t *desc) {
+  return graph_descends(((srv_t *)ud)->g, anc, desc);
+}
+
+/* The details' database: its own file beside the records' ("<db>.details"),
+ * under the same retention by age. */
+static int open_details(srv_t *s, char *err, size_t errcap) {
+  const char *path = s->cfg.details_path;
+  if (!path) {
+    size_t n = strlen(s->cfg.db_path) + sizeof ".details";
+    if (!(s->details_path = malloc(n))) return RIPPLE_ENOMEM;
+    snprintf(s->details_path, n, "%s.details", s->cfg.db_path);
+    path = s->details_path;
+  }
+  facts_opts_t fo = {path, s->cfg.sync_full, s->cfg.details_queue, s->cfg.max_age_ns,
+                     s->cfg.details_max_rows};
+  return facts_open(&fo, &s->facts, err, errcap);
+}
+
 /* What the graph and its indexes hold; the caller holds the lock (or is alone). */
 static size_t index_memory(const srv_t *s) {
   return graph_memory(s->g) + roots_memory(s->roots) + objects_memory(s->objects);
@@ -212,7 +234,13 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
     snprintf(err, errcap, "out of memory");
     return RIPPLE_ENOMEM;
   }
-  int rc = store_open(cfg->db_path, cfg->sync_full, &s->store, err, errcap);
+  int rc = open_details(s, err, errcap);
+  if (rc == RIPPLE_OK && (rc = srv_details_start(s)) != RIPPLE_OK)
+    snprintf(err, errcap, "cannot start the details' thread");
+  if (rc == RIPPLE_OK && !cfg->stall_off &&
+      (rc = stall_new(&cfg->stall, stall_related, s, &s->stall)) != RIPPLE_OK)
+    snprintf(err, errcap, "cannot start the stall detector: %s", ripple_strerror(rc));
+  if (rc == RIPPLE_OK) rc = store_open(cfg->db_path, cfg->sync_full, &s->store, err, errcap);
   if (rc != RIPPLE_OK) goto fail;
   int64_t t0 = ripple_now_ns();
   loading_t l = {s, {0}};
@@ -237,6 +265,10 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
   return RIPPLE_OK;
 fail:
   if (s->store) store_close(s->store);
+  srv_details_stop(s);
+  facts_close(s->facts);
+  stall_free(s->stall);
+  free(s->details_path);
   graph_free(s->g);
   roots_free(s->roots);
   objects_free(s->objects);
@@ -247,6 +279,10 @@ fail:
 void srv_close(srv_t *s) {
   atomic_store(&s->ready, 0);
   store_close(s->store); /* finishes the group being written */
+  srv_details_stop(s);
+  facts_close(s->facts);
+  stall_free(s->stall);
+  free(s->details_path);
   graph_free(s->g);
   roots_free(s->roots);
   objects_free(s->objects);
@@ -445,6 +481,34 @@ void srv_page_end(sbuf_t *out, int more, int64_t time, int64_t seq) {
     sbuf_puts(out, "],\"next\":null}");
 }
 
+static void details_metrics(srv_t *s, sbuf_t *out) {
+  facts_stats_t fs;
+  facts_stats(s->facts, &fs);
+  prom_family(out, "ripple_details_stored_total", "counter",
+              "Details stored, by type: changes and Events (POST /v1/details), audit events "
+              "(POST /v1/audit).");
+  static const char *const types[] = {"type=\"change\"", "type=\"event\"", "type=\"audit\""};
+  for (int i = 0; i < 3; i++)
+    prom_sample_u(out, "ripple_details_stored_total", types[i], atomic_load(&s->details_stored[i]));
+  prom_counter(out, "ripple_details_refused_requests_total",
+               "Details and audit requests refused as malformed or too large.",
+               atomic_load(&s->details_refused));
+  prom_counter(out, "ripple_details_busy_total",
+               "Details requests refused with 429: the parser's queue (256 MiB of bodies) or "
+               "the writer's (--details-queue) was full.",
+               fs.refused_busy + atomic_load(&s->details_busy));
+  prom_gauge(out, "ripple_details_queued", "Details waiting to be written.", (double)fs.queued);
+  prom_counter(out, "ripple_details_write_errors_total", "Failed details transactions.",
+               fs.write_errors);
+  prom_counter(out, "ripple_details_expired_total", "Details deleted by retention.", fs.expired);
+  prom_family(out, "ripple_audit_events_ignored_total", "counter",
+              "Audit events not stored: skipped (not a completed write) or malformed.");
+  prom_sample_u(out, "ripple_audit_events_ignored_total", "reason=\"skipped\"",
+                atomic_load(&s->audit_skipped));
+  prom_sample_u(out, "ripple_audit_events_ignored_total", "reason=\"malformed\"",
+                atomic_load(&s->audit_malformed));
+}
+
 void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out) {
   metrics_gauges_t g = {0};
   pthread_rwlock_rdlock(&s->lock);
@@ -470,4 +534,6 @@ void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out) {
                 atomic_load(&s->otlp_spans[0]));
   prom_sample_u(out, "ripple_otlp_received_spans_total", "result=\"rejected\"",
                 atomic_load(&s->otlp_spans[1]));
+  details_metrics(s, out);
+  srv_stall_metrics(s, out);
 }

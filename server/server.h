@@ -9,11 +9,13 @@
 #include <pthread.h>
 
 #include "decode.h"
+#include "facts.h"
 #include "graph.h"
 #include "metrics.h"
 #include "objects.h"
 #include "ripplex/sbuf.h"
 #include "roots.h"
+#include "stall.h"
 #include "store.h"
 
 typedef struct srv_config {
@@ -23,7 +25,16 @@ typedef struct srv_config {
   int64_t max_age_ns;  /* retention by age; 0: none */
   size_t query_limit;  /* most CPIDs one query walks */
   dec_limits_t limits;
+  /* Details (facts.h): their own database, "<db_path>.details" when NULL. */
+  const char *details_path;
+  size_t details_queue;    /* facts waiting to be written, at most; 0: the default */
+  size_t details_max_rows; /* retention by count; 0: none (max_age_ns applies too) */
+  /* Stalled cascades (stall.h); stall_off: no detector. */
+  stall_opts_t stall;
+  int stall_off;
 } srv_config_t;
+
+typedef struct dwork dwork_t; /* the details' worker (trace_details.c) */
 
 typedef struct srv {
   srv_config_t cfg;
@@ -39,7 +50,15 @@ typedef struct srv {
    * srv_on_commit. */
   void (*commit_fn)(void *ud, dec_kind_t kind, uint64_t last_seq);
   _Atomic(void *) commit_ud;
-  atomic_uint_fast64_t otlp_spans[2]; /* POST /v1/traces: spans accepted, rejected */
+  atomic_uint_fast64_t otlp_spans[2];     /* POST /v1/traces: spans accepted, rejected */
+  facts_t *facts;                         /* details: changes, Events, audit events */
+  char *details_path;                     /* when made from db_path */
+  atomic_uint_fast64_t details_stored[3]; /* changes, Events, audit events */
+  atomic_uint_fast64_t details_refused;   /* requests refused with a 4xx */
+  atomic_uint_fast64_t details_busy;      /* requests refused with 429: the worker's queue */
+  dwork_t *dwork;
+  atomic_uint_fast64_t audit_skipped, audit_malformed;
+  stall_t *stall; /* NULL when off; guarded by lock (the writer feeds it) */
 } srv_t;
 
 /* Open the store, rebuild the graph from it, start the writer. */
@@ -99,5 +118,38 @@ typedef struct srv_root_search {
 int srv_search_roots(srv_t *s, const srv_root_search_t *q, sbuf_t *out, char *err, size_t errcap);
 
 void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out);
+
+/* ---- details (trace_details.c) ---- */
+
+/* Start and stop the thread that parses and stores details (before any
+ * request, after the last). */
+int srv_details_start(srv_t *s);
+void srv_details_stop(srv_t *s);
+/* POST /v1/details: the watch agent's changes and Events (details.h), all or
+ * nothing. Returns 200, 400/413 (err says why), 429 (the queue is full:
+ * retry later), 503. */
+int srv_ingest_details(srv_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err);
+/* POST /v1/audit: kube-apiserver's audit webhook backend (audit.h). */
+int srv_ingest_audit(srv_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err);
+/* GET /v1/cpids/{cpid}/details: the facts joined to the cascade's spans.
+ * Returns 200, 404 (unknown CPID) or 503. */
+int srv_details(srv_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out);
+
+/* ---- stalled cascades (stalls.c) ---- */
+
+/* Feed committed spans to the detector; the caller holds the write lock. */
+void srv_stall_feed(srv_t *s, const dec_batch_t *b);
+/* Feed one stored span at start-up (its body is parsed). */
+void srv_stall_replay(srv_t *s, const store_row_t *r);
+/* Advance the detector's clock; takes the write lock. */
+void srv_stall_tick(srv_t *s, int64_t now);
+/* GET /v1/stalls (cpid NULL) and GET /v1/cpids/{cpid}/stalls (the stalls of
+ * CPIDs that descend from it): {"stalls": [...]} with each stall's Events.
+ * Returns 200, 404 (unknown CPID) or 503. */
+int srv_stalls(srv_t *s, const ripple_cpid_t *cpid, sbuf_t *out);
+/* GET /v1/stalls/expected: what the detector has learned. */
+int srv_stall_model(srv_t *s, sbuf_t *out);
+/* The detector's families for /metrics. */
+void srv_stall_metrics(srv_t *s, sbuf_t *out);
 
 #endif

@@ -26,6 +26,7 @@
 #include "store.h"
 #include "ripplex/clock.h"
 #include "ripplex/sbuf.h"
+#include "sqlconn.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -35,8 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define READERS_MAX 16
 
 static const char *schema =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -108,9 +107,7 @@ struct store {
   int stop, started;
   pthread_t thread;
 
-  pthread_mutex_t rmu; /* pool of reader connections */
-  sqlite3 *readers[READERS_MAX];
-  int nreaders;
+  sqlpool_t pool; /* reader connections */
 
   struct {
     atomic_uint_fast64_t groups, records, rows_deleted, write_errors;
@@ -118,39 +115,6 @@ struct store {
 };
 
 static const char *table[2] = {"mergelogs", "spans"};
-
-static void log_db_error(const char *event, const char *msg) {
-  char q[512];
-  ripple_log_quote(msg ? msg : "?", q, sizeof q);
-  ripple_log(RIPPLE_LOG_ERROR, event, "error=%s", q);
-}
-
-static int open_conn(const char *path, int sync_full, sqlite3 **db, char *err, size_t cap) {
-  int rc = sqlite3_open_v2(path, db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-  if (rc != SQLITE_OK) {
-    snprintf(err, cap, "cannot open database %s: %s", path,
-             *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
-    sqlite3_close(*db);
-    *db = NULL;
-    return RIPPLE_ESYS;
-  }
-  sqlite3_busy_timeout(*db, 5000);
-  char pragmas[160];
-  snprintf(pragmas, sizeof pragmas,
-           "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA cache_size=-65536;"
-           "PRAGMA temp_store=MEMORY;",
-           sync_full ? "FULL" : "NORMAL");
-  char *msg = NULL;
-  if (sqlite3_exec(*db, pragmas, NULL, NULL, &msg) != SQLITE_OK) {
-    snprintf(err, cap, "cannot configure database %s: %s", path, msg ? msg : "?");
-    sqlite3_free(msg);
-    sqlite3_close(*db);
-    *db = NULL;
-    return RIPPLE_ESYS;
-  }
-  return RIPPLE_OK;
-}
 
 /* An older database has no object columns: add them (see `upgrade`). */
 static int upgrade_columns(store_t *s, char *err, size_t cap) {
@@ -233,10 +197,10 @@ int store_open(const char *path, int sync_full, store_t **out, char *err, size_t
   }
   s->sync_full = sync_full;
   pthread_mutex_init(&s->mu, NULL);
-  pthread_mutex_init(&s->rmu, NULL);
+  sqlpool_init(&s->pool, s->path, sync_full);
   pthread_cond_init(&s->work, NULL);
   pthread_cond_init(&s->done, NULL);
-  int rc = open_conn(path, sync_full, &s->w, err, cap);
+  int rc = sqlconn_open(path, sync_full, &s->w, err, cap);
   char *msg = NULL;
   if (rc == RIPPLE_OK && sqlite3_exec(s->w, schema, NULL, NULL, &msg) != SQLITE_OK) {
     snprintf(err, cap, "cannot create schema in %s: %s", path, msg ? msg : "?");
@@ -325,8 +289,8 @@ static int load_mergelogs(store_t *st, const store_loader_t *l) {
 static int load_spans(store_t *st, const store_loader_t *l) {
   sqlite3_stmt *q = NULL;
   int rc = sqlite3_prepare_v2(
-      st->w, "SELECT seq, cpid, start, end_ns, okind, ons, oname FROM spans ORDER BY seq", -1, &q,
-      NULL);
+      st->w, "SELECT seq, cpid, start, end_ns, okind, ons, oname, body FROM spans ORDER BY seq", -1,
+      &q, NULL);
   while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
     if (sqlite3_column_bytes(q, 1) != 16) continue;
     store_row_t row = {.seq = (uint64_t)sqlite3_column_int64(q, 0),
@@ -334,6 +298,7 @@ static int load_spans(store_t *st, const store_loader_t *l) {
     memcpy(&row.cpid, sqlite3_column_blob(q, 1), 16);
     row.end = sqlite3_column_type(q, 3) == SQLITE_NULL ? row.time : sqlite3_column_int64(q, 3);
     row_object(q, 4, &row);
+    col_str(q, 7, &row.body, &row.body_len);
     l->span(l->ud, &row);
     rc = SQLITE_OK;
   }
@@ -427,18 +392,18 @@ static void write_group(store_t *s, job_t *jobs) {
     exec(s, "SAVEPOINT job");
     j->rc = insert_batch(s, j->b, j->seqs);
     if (j->rc != RIPPLE_OK) {
-      log_db_error("store_write_failed", sqlite3_errmsg(s->w));
+      sqlconn_log_error("store_write_failed", sqlite3_errmsg(s->w));
       exec(s, "ROLLBACK TO job");
     }
     exec(s, "RELEASE job");
   }
   if (ok && save_high_water(s) != RIPPLE_OK) {
-    log_db_error("store_write_failed", sqlite3_errmsg(s->w));
+    sqlconn_log_error("store_write_failed", sqlite3_errmsg(s->w));
     exec(s, "ROLLBACK");
     ok = 0;
   }
   if (ok && exec(s, "COMMIT") != 0) {
-    log_db_error("store_commit_failed", sqlite3_errmsg(s->w));
+    sqlconn_log_error("store_commit_failed", sqlite3_errmsg(s->w));
     exec(s, "ROLLBACK");
     ok = 0;
   }
@@ -544,33 +509,9 @@ int store_delete(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n) {
 
 /* ---- reading -------------------------------------------------------------- */
 
-static sqlite3 *reader_get(store_t *s) {
-  pthread_mutex_lock(&s->rmu);
-  sqlite3 *db = s->nreaders ? s->readers[--s->nreaders] : NULL;
-  pthread_mutex_unlock(&s->rmu);
-  if (!db) {
-    char err[256];
-    if (open_conn(s->path, s->sync_full, &db, err, sizeof err) != RIPPLE_OK) {
-      log_db_error("store_reader_failed", err);
-      return NULL;
-    }
-  }
-  return db;
-}
-
-static void reader_put(store_t *s, sqlite3 *db) {
-  pthread_mutex_lock(&s->rmu);
-  if (s->nreaders < READERS_MAX) {
-    s->readers[s->nreaders++] = db;
-    db = NULL;
-  }
-  pthread_mutex_unlock(&s->rmu);
-  sqlite3_close(db);
-}
-
 int store_bodies(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n, sbuf_t *out,
                  int *first) {
-  sqlite3 *db = reader_get(st);
+  sqlite3 *db = sqlpool_get(&st->pool);
   if (!db) return RIPPLE_ESYS;
   char sql[64];
   snprintf(sql, sizeof sql, "SELECT body FROM %s WHERE seq = ?1",
@@ -590,13 +531,13 @@ int store_bodies(store_t *st, dec_kind_t kind, const uint64_t *seqs, size_t n, s
   }
   sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
   sqlite3_finalize(q);
-  reader_put(st, db);
+  sqlpool_put(&st->pool, db);
   return out->oom ? RIPPLE_ENOMEM : rc;
 }
 
 int store_scan(store_t *st, dec_kind_t kind, uint64_t after, size_t limit, store_scan_fn row,
                void *ud, uint64_t *last) {
-  sqlite3 *db = reader_get(st);
+  sqlite3 *db = sqlpool_get(&st->pool);
   if (!db) return RIPPLE_ESYS;
   char sql[96];
   snprintf(sql, sizeof sql, "SELECT seq, body FROM %s WHERE seq > ?1 ORDER BY seq LIMIT ?2",
@@ -612,12 +553,12 @@ int store_scan(store_t *st, dec_kind_t kind, uint64_t after, size_t limit, store
     rc = SQLITE_OK;
   }
   sqlite3_finalize(q);
-  reader_put(st, db);
+  sqlpool_put(&st->pool, db);
   return rc == SQLITE_DONE ? RIPPLE_OK : RIPPLE_ESYS;
 }
 
 uint64_t store_max_seq(store_t *st, dec_kind_t kind) {
-  sqlite3 *db = reader_get(st);
+  sqlite3 *db = sqlpool_get(&st->pool);
   if (!db) return 0;
   char sql[64];
   snprintf(sql, sizeof sql, "SELECT max(seq) FROM %s", table[kind == DEC_MERGELOGS ? 0 : 1]);
@@ -626,14 +567,14 @@ uint64_t store_max_seq(store_t *st, dec_kind_t kind) {
   if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
     n = (uint64_t)sqlite3_column_int64(q, 0);
   sqlite3_finalize(q);
-  reader_put(st, db);
+  sqlpool_put(&st->pool, db);
   return n;
 }
 
 int store_page(store_t *st, dec_kind_t kind, int64_t after_time, int64_t after_seq, int64_t until,
                size_t limit, sbuf_t *out, size_t *count, int *more, int64_t *next_time,
                int64_t *next_seq) {
-  sqlite3 *db = reader_get(st);
+  sqlite3 *db = sqlpool_get(&st->pool);
   if (!db) return RIPPLE_ESYS;
   const char *col = kind == DEC_MERGELOGS ? "time" : "start";
   char sql[256];
@@ -665,7 +606,7 @@ int store_page(store_t *st, dec_kind_t kind, int64_t after_time, int64_t after_s
     if (r != SQLITE_ROW && r != SQLITE_DONE) rc = RIPPLE_ESYS;
   }
   sqlite3_finalize(q);
-  reader_put(st, db);
+  sqlpool_put(&st->pool, db);
   return out->oom ? RIPPLE_ENOMEM : rc;
 }
 
@@ -688,7 +629,7 @@ static void bind_opt(sqlite3_stmt *q, int i, const char *v) {
 int store_roots(store_t *st, const store_root_query_t *rq, store_found_fn row, void *ud,
                 int *more) {
   *more = 0;
-  sqlite3 *db = reader_get(st);
+  sqlite3 *db = sqlpool_get(&st->pool);
   if (!db) return RIPPLE_ESYS;
   sqlite3_stmt *q = NULL;
   int rc = sqlite3_prepare_v2(db, roots_sql, -1, &q, NULL) == SQLITE_OK ? RIPPLE_OK : RIPPLE_ESYS;
@@ -717,7 +658,7 @@ int store_roots(store_t *st, const store_root_query_t *rq, store_found_fn row, v
     if (rc == RIPPLE_OK && r != SQLITE_ROW && r != SQLITE_DONE) rc = RIPPLE_ESYS;
   }
   sqlite3_finalize(q);
-  reader_put(st, db);
+  sqlpool_put(&st->pool, db);
   return rc;
 }
 
@@ -759,10 +700,9 @@ void store_close(store_t *st) {
   sqlite3_finalize(st->ins_root);
   sqlite3_finalize(st->hw);
   sqlite3_finalize(st->del_root);
-  for (int i = 0; i < st->nreaders; i++) sqlite3_close(st->readers[i]);
+  sqlpool_fini(&st->pool);
   sqlite3_close(st->w);
   pthread_mutex_destroy(&st->mu);
-  pthread_mutex_destroy(&st->rmu);
   pthread_cond_destroy(&st->work);
   pthread_cond_destroy(&st->done);
   free(st->path);

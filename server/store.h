@@ -53,6 +53,8 @@ typedef struct store_row {
   size_t nsrc;
   const char *kind, *ns, *name; /* the object the record names */
   size_t kind_len, ns_len, name_len;
+  const char *body; /* a span's record (for the stall detector's replay) */
+  size_t body_len;
 } store_row_t;
 
 typedef struct store_loader {

@@ -29,6 +29,8 @@ typedef struct ares {
   char name[256]; /* the records' "resource" */
   const char *ns, *selector;
   const ripple_kube_resource_t *r;
+  wdetail_res_t det; /* what details of its changes say about the kind */
+  char api_version[128];
   wstate_t st;
   char ckpt[4096];
   int dirty;
@@ -66,7 +68,10 @@ static void on_event(void *ud, const ripple_kube_event_t *ev) {
   }
   pthread_mutex_unlock(&r->a->mu);
   if (rc != RIPPLE_OK) ripple_log(RIPPLE_LOG_ERROR, "watch_record_failed", "err=%d", rc);
-  if (fresh && r->a->trace) wtrace_change(r->a->trace, ev, r->name);
+  if (fresh && r->a->trace) {
+    wtrace_change(r->a->trace, ev, r->name);
+    if (!r->a->o->no_details) wtrace_detail(r->a->trace, ev, &r->det, &r->a->o->redact);
+  }
   free(line);
 }
 
@@ -170,6 +175,11 @@ static int res_init(agent_t *a, ripple_kube_client_t *kc, int i) {
     return rc;
   }
   snprintf(r->name, sizeof r->name, "%s%s%s", r->r->resource, *r->r->group ? "." : "", r->r->group);
+  snprintf(r->api_version, sizeof r->api_version, "%s%s%s", r->r->group, *r->r->group ? "/" : "",
+           r->r->version);
+  r->det = (wdetail_res_t){r->r->kind, r->api_version,
+                           !strcmp(r->r->resource, "events") &&
+                               (!*r->r->group || !strcmp(r->r->group, "events.k8s.io"))};
   r->ns = ro->namespace_ ? ro->namespace_ : a->o->namespace_;
   r->selector = ro->selector ? ro->selector : a->o->selector;
   if (!r->r->namespaced) r->ns = NULL;

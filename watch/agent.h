@@ -9,6 +9,8 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "wdiff.h"
+
 #define AGENT_MAX_RES 64
 
 typedef struct agent_res_opts {
@@ -29,6 +31,8 @@ typedef struct agent_opts {
   uint32_t watch_timeout_s;
   const char *trace_server; /* NULL: no spans */
   int keep_managed_fields;  /* record metadata.managedFields (left out by default) */
+  int no_details;           /* with trace_server: spans only, no details (wdetail.h) */
+  wdiff_redact_t redact;    /* never sent in details */
 } agent_opts_t;
 
 /* Run until *stop is set (by a signal handler); 0 on a clean stop. */

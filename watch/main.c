@@ -37,7 +37,13 @@ static void usage(FILE *f) {
           "  --state-dir DIR        checkpoints: a restart resumes, losing and repeating nothing\n"
           "  --checkpoint-every DUR how often moved resources are checkpointed (default 1s)\n"
           "  --report-every DUR     log CPU, memory and records (default 30s, 0: never)\n"
-          "  --trace-server URL     send changes of objects with a ripple context as spans\n"
+          "  --trace-server URL     send changes of objects with a ripple context as spans,\n"
+          "                         and what every change changed (diffs, snapshots) and\n"
+          "                         watched Events as details (docs/watch.md)\n"
+          "  --redact POINTER       never send values at this JSON Pointer ('*' for any\n"
+          "                         one key), e.g. /spec/template/spec/containers/*/env;\n"
+          "                         repeatable (Secrets' data is never sent)\n"
+          "  --no-details           with --trace-server, spans only\n"
           "  --keep-managed-fields  record metadata.managedFields too (left out by default:\n"
           "                         a third to a half of each object, and analysis needs none)\n"
           "  --kubeconfig FILES     as kubectl's (default: $KUBECONFIG, ~/.kube/config)\n"
@@ -88,7 +94,9 @@ enum {
   O_WTIMEOUT,
   O_CONFIG,
   O_TRACE,
-  O_KEEPMF
+  O_KEEPMF,
+  O_REDACT,
+  O_NODETAILS
 };
 
 static int parse_opt(agent_opts_t *o, int c, char *arg) {
@@ -103,6 +111,17 @@ static int parse_opt(agent_opts_t *o, int c, char *arg) {
     }
     case O_TRACE: o->trace_server = arg; return RIPPLE_OK;
     case O_KEEPMF: o->keep_managed_fields = 1; return RIPPLE_OK;
+    case O_NODETAILS: o->no_details = 1; return RIPPLE_OK;
+    case O_REDACT: {
+      char err[200];
+      if (o->redact.n == WDIFF_REDACT_MAX) return RIPPLE_ERANGE;
+      if (wdiff_pattern_check(arg, err, sizeof err) != RIPPLE_OK) {
+        fprintf(stderr, "ripple-watch: --redact %s: %s\n", arg, err);
+        return RIPPLE_EINVAL;
+      }
+      o->redact.pattern[o->redact.n++] = arg;
+      return RIPPLE_OK;
+    }
     case O_NS: o->namespace_ = arg; return RIPPLE_OK;
     case O_SEL: o->selector = arg; return RIPPLE_OK;
     case O_OUT: o->out = arg; return RIPPLE_OK;
@@ -145,6 +164,8 @@ int main(int argc, char **argv) {
                                         {"config", 1, 0, O_CONFIG},
                                         {"trace-server", 1, 0, O_TRACE},
                                         {"keep-managed-fields", 0, 0, O_KEEPMF},
+                                        {"redact", 1, 0, O_REDACT},
+                                        {"no-details", 0, 0, O_NODETAILS},
                                         {"help", 0, 0, 'h'},
                                         {0, 0, 0, 0}};
   static agent_opts_t o;

@@ -6,6 +6,7 @@
  */
 #include "wtrace.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 struct wtrace {
   ripple_shipper_t *sh;
+  atomic_uint_fast64_t detail_errors;
 };
 
 int wtrace_new(const char *url, wtrace_t **out) {
@@ -53,6 +55,20 @@ void wtrace_change(wtrace_t *t, const ripple_kube_event_t *ev, const char *resou
   /* A full queue drops the span and counts it (the shipper logs it). */
   (void)ripple_shipper_enqueue_span(t->sh, &sp);
 }
+
+void wtrace_detail(wtrace_t *t, const ripple_kube_event_t *ev, const wdetail_res_t *res,
+                   const wdiff_redact_t *redact) {
+  char *json = NULL;
+  size_t len = 0;
+  int rc = wdetail_format(ev, res, redact, &json, &len);
+  if (rc == RIPPLE_OK)
+    (void)ripple_shipper_enqueue_detail(t->sh, json, len); /* a full queue counts the drop */
+  else if (rc != RIPPLE_ENOENT && atomic_fetch_add(&t->detail_errors, 1) == 0)
+    ripple_log(RIPPLE_LOG_WARN, "detail_failed", "err=%s key=%s", ripple_errname(rc), ev->key);
+  free(json);
+}
+
+uint64_t wtrace_detail_errors(const wtrace_t *t) { return atomic_load(&t->detail_errors); }
 
 void wtrace_free(wtrace_t *t, uint32_t timeout_ms) {
   if (!t) return;

@@ -13,10 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <inttypes.h>
 #include "ripplex/clock.h"
 #include "ripplex/logonce.h"
 #include "ripplex/rnd.h"
 #include "ripplex/sbuf.h"
+
 #include "wh.h"
 
 static _Thread_local const char *tl_component;
@@ -146,15 +148,9 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
   }
   if (d->spontaneous) attrs[nattrs++] = (ripple_attr_t){"spontaneous", "true"};
   if (*d->owner) attrs[nattrs++] = (ripple_attr_t){"owner", d->owner};
-  ripple_span_rec_t sp = {d->ctx.cpid,
-                          span_id(w),
-                          d->parent_id,
-                          d->service,
-                          name,
-                          d->start_ns,
-                          end < d->start_ns ? d->start_ns : end,
-                          attrs,
-                          nattrs};
+  ripple_span_rec_t sp = {
+      d->ctx.cpid, d->span_id ? d->span_id : span_id(w),  d->parent_id, d->service, name,
+      d->start_ns, end < d->start_ns ? d->start_ns : end, attrs,        nattrs};
   w->down.span(w->down.ud, &sp);
   atomic_fetch_add(&w->m.spans, 1);
   /* A controller's write with a known cause is a hop. */
@@ -223,7 +219,13 @@ int wh_handle(wh_t *w, const char *body, size_t len, sbuf_t *out) {
     ripple_cpid_format(&d.ctx.cpid, id);
     snprintf(warning, sizeof warning, "ripple: cpid %s", id);
   }
-  wh_review_respond(out, r.uid, d.patch, d.patch_len, warning);
+  char audit_span[17] = "", audit_cpid[RIPPLE_CPID_STRLEN + 1] = "";
+  if ((d.traced || d.pending) && !r.dry_run) {
+    d.span_id = span_id(w);
+    snprintf(audit_span, sizeof audit_span, "%016" PRIx64, d.span_id);
+    if (d.traced) ripple_cpid_format(&d.ctx.cpid, audit_cpid);
+  }
+  wh_review_respond(out, r.uid, d.patch, d.patch_len, warning, audit_span, audit_cpid);
   if (d.traced && !r.dry_run) wh_emit_span(w, &r, &d, wh_now(w));
   if (d.pending && !r.dry_run) wh_pending_add(w, &r, &d, wh_now(w));
   count(w, &d);

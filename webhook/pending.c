@@ -22,6 +22,7 @@ typedef struct pend {
   char ns[64], name[256], uid[64];
   char user[256], service[WH_SERVICE_MAX];
   int64_t admitted, answered;
+  uint64_t span_id; /* named in the answer's audit annotation */
 } pend_t;
 
 struct wh_pending {
@@ -60,6 +61,7 @@ void wh_pending_add(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64
   snprintf(e->service, sizeof e->service, "%s", d->service);
   e->admitted = d->start_ns;
   e->answered = now;
+  e->span_id = d->span_id;
   pthread_mutex_unlock(&p->mu);
 }
 
@@ -104,6 +106,7 @@ static int resolve(wh_t *w, const pend_t *e, int64_t now) {
   d.start_ns = t > 0 && t <= e->admitted ? t : e->admitted;
   d.traced = 1;
   d.how = RIPPLE_MERGE_UNCHANGED;
+  d.span_id = e->span_id;
   wh_review_t r = {.op = WH_OP_CREATE,
                    .op_name = "CREATE",
                    .kind = "Binding",

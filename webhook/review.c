@@ -140,7 +140,7 @@ void wh_base64(sbuf_t *out, const char *p, size_t n) {
 }
 
 void wh_review_respond(sbuf_t *out, const char *uid, const char *patch, size_t patch_len,
-                       const char *warning) {
+                       const char *warning, const char *audit_span, const char *audit_cpid) {
   sbuf_puts(out,
             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
             "\"response\":{\"uid\":");
@@ -155,6 +155,15 @@ void wh_review_respond(sbuf_t *out, const char *uid, const char *patch, size_t p
     sbuf_puts(out, ",\"warnings\":[");
     sbuf_json_str(out, warning);
     sbuf_putc(out, ']');
+  }
+  if (audit_span && *audit_span) {
+    sbuf_puts(out, ",\"auditAnnotations\":{\"ripple-span\":");
+    sbuf_json_str(out, audit_span);
+    if (audit_cpid && *audit_cpid) {
+      sbuf_puts(out, ",\"ripple-cpid\":");
+      sbuf_json_str(out, audit_cpid);
+    }
+    sbuf_putc(out, '}');
   }
   sbuf_puts(out, "}}");
 }

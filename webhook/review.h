@@ -44,9 +44,12 @@ void wh_review_free(wh_review_t *r);
 
 /* Write the AdmissionReview answer: allowed, and the patch (a JSON Patch,
  * base64-encoded as the API requires) and one warning when given. uid is
- * copied as a JSON string. */
+ * copied as a JSON string. audit_span and audit_cpid (NULL or "": none) become
+ * auditAnnotations "ripple-span" and "ripple-cpid", which kube-apiserver
+ * records in the write's audit event as "<configuration name>/ripple-span":
+ * how the trace server joins audit events to spans. */
 void wh_review_respond(sbuf_t *out, const char *uid, const char *patch, size_t patch_len,
-                       const char *warning);
+                       const char *warning, const char *audit_span, const char *audit_cpid);
 
 /* Standard base64 of n bytes, appended to out. */
 void wh_base64(sbuf_t *out, const char *p, size_t n);

@@ -113,6 +113,10 @@ typedef struct wh_decision {
   int held;           /* ctx is held in memory, not written to the object (decide.c) */
   int wrote_ctx;      /* patch sets ctx on the object (not a held one, not a removal) */
   uint64_t parent_id; /* the span's parent: a client's span (traceparent.c), or 0 */
+  /* The span's id, chosen before the answer so the answer's audit annotation
+   * can name it (the trace server joins audit events to spans by it); 0: one
+   * is chosen when the span is emitted. */
+  uint64_t span_id;
   /* --traceparent (traceparent.c): the patch sets one; the write's own (or its
    * owner's copy) was kept; the root is the client's trace; the client's was
    * malformed. */

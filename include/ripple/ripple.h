@@ -359,6 +359,10 @@ int ripple_shipper_new(const ripple_shipper_opts_t *opts, ripple_shipper_t **out
 ripple_sink_t ripple_shipper_sink(ripple_shipper_t *s);
 int ripple_shipper_enqueue_mergelog(ripple_shipper_t *s, const ripple_mergelog_t *ml);
 int ripple_shipper_enqueue_span(ripple_shipper_t *s, const ripple_span_rec_t *sp);
+/* A detail for POST /v1/details (docs/api.md, "Details"): one JSON object,
+ * len bytes, copied. The watch agent sends what each write changed and
+ * Kubernetes Events this way. Queued, counted and dropped like any record. */
+int ripple_shipper_enqueue_detail(ripple_shipper_t *s, const char *json, size_t len);
 /* Wait until everything enqueued so far is sent or given up, at most timeout_ms.
  * RIPPLE_ETIMEDOUT if records are still waiting. */
 int ripple_shipper_flush(ripple_shipper_t *s, uint32_t timeout_ms);

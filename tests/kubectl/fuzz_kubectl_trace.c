@@ -1,15 +1,37 @@
 /*
  * fuzz_kubectl_trace.c - kubectl-ripple's tree from hostile trace server
- * answers. The input is one JSON array [related, mergelogs, spans] of the
- * three answers (docs/api.md); whatever it holds, building, rendering and the
+ * answers. The input is one JSON array [related, mergelogs, spans, details,
+ * stalls] of the answers (docs/api.md; the last two optional); whatever it
+ * holds, building, rendering (the tree with details, the stalls) and the
  * JSON output must not crash, leak or loop, and a built tree must have every
- * span once: at the top or under exactly one parent that precedes it.
+ * span once: at the top or under exactly one parent that precedes it. The
+ * chain of `why` for the latest span's object is walked and shown too: it
+ * runs from a top-level span down parent links to that object's latest write.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "kr.h"
+
+static void why(FILE *f, const kr_trace_t *t) {
+  if (!t->n) return;
+  const kr_span_t *last = &t->spans[t->n - 1];
+  if (!*last->uid && !*last->oname) return; /* a create by generateName names nothing */
+  kr_why_target_t o = {last->kind, last->ns, last->oname, last->uid, NULL};
+  kr_why_t w;
+  if (kr_why_chain(t, &o, &w) != RIPPLE_OK) abort(); /* the span itself matches */
+  if (w.n == 0 || t->spans[w.hops[0]].parent != -1) abort();
+  for (size_t k = 1; k < w.n; k++)
+    if (t->spans[w.hops[k]].parent != w.hops[k - 1]) abort();
+  if (w.hops[w.n - 1] != kr_why_latest(t, &o)) abort();
+  kr_render_why(f, &w, 1);
+  json_t *j = kr_why_json(&w);
+  char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+  free(s);
+  json_decref(j);
+  kr_why_free(&w);
+}
 
 static void check(const kr_trace_t *t) {
   size_t shown = t->ntop;
@@ -24,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   json_t *in = json_loadb((const char *)data, size, 0, NULL);
   kr_answers_t a = {json_incref(json_array_get(in, 0)), json_incref(json_array_get(in, 1)),
-                    json_incref(json_array_get(in, 2))};
+                    json_incref(json_array_get(in, 2)), json_incref(json_array_get(in, 3)),
+                    json_incref(json_array_get(in, 4))};
   json_decref(in);
   kr_trace_t t;
   char err[256];
@@ -35,7 +58,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FILE *f = open_memstream(&text, &len);
     if (f) {
       kr_render_tree(f, &t, 1);
+      kr_render_stalls(f, &t, 1);
       kr_render_hops(f, &t, 0);
+      why(f, &t);
       fclose(f);
     }
     free(text);

@@ -82,6 +82,14 @@ static void test_args_others(void **state) {
   assert_true(a.json);
   assert_int_equal(parse(&a, err, sizeof err, "delete", "pod/p", (char *)NULL), RIPPLE_OK);
   assert_int_equal(a.cmd, KR_CMD_DELETE);
+  assert_int_equal(
+      parse(&a, err, sizeof err, "why", "pod", "web-1-a", "-n", "demo", "-o", "json", (char *)NULL),
+      RIPPLE_OK);
+  assert_int_equal(a.cmd, KR_CMD_WHY);
+  assert_string_equal(a.resource, "pod");
+  assert_string_equal(a.name, "web-1-a");
+  assert_string_equal(a.namespace_, "demo");
+  assert_true(a.json);
   assert_int_equal(parse(&a, err, sizeof err, "--help", (char *)NULL), RIPPLE_OK);
   assert_int_equal(a.cmd, KR_CMD_HELP);
 }
@@ -108,6 +116,7 @@ static void test_args_errors(void **state) {
   expect_error("--replicas must be", "scale", "deploy/x", "--replicas=2x", (char *)NULL);
   expect_error("KIND/NAME", "scale", "deploy", "--replicas=1", (char *)NULL);
   expect_error("KIND/NAME", "delete", "deploy/", (char *)NULL);
+  expect_error("KIND/NAME", "why", "deploy", (char *)NULL);
   expect_error("unexpected argument \"z\"", "delete", "deploy/x", "z", (char *)NULL);
   expect_error("-n needs a value", "delete", "deploy/x", "-n", (char *)NULL);
   expect_error("unknown flag --frob", "delete", "deploy/x", "--frob", (char *)NULL);

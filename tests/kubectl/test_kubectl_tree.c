@@ -90,7 +90,7 @@ static char *render(const kr_trace_t *t, int colour) {
 }
 
 static void build(kr_trace_t *t) {
-  kr_answers_t a;
+  kr_answers_t a = {0};
   answers_scale(&a);
   char err[256];
   assert_int_equal(kr_trace_build(&a, t, err, sizeof err), RIPPLE_OK);
@@ -218,7 +218,7 @@ static void test_tree_colour(void **state) {
 static void test_tree_apply_roots(void **state) {
   (void)state;
   assert_int_equal(ripple_time_parse("2026-11-22T00:00:00Z", 20, &base_ns), RIPPLE_OK);
-  kr_answers_t a;
+  kr_answers_t a = {0};
   a.related = json_pack("{s:s, s:[s]}", "cpid", X, "related", X);
   a.mergelogs = json_pack("{s:[{s:s, s:[]}]}", "mergelogs", "cpid", X, "sources");
   a.spans = json_pack(
@@ -251,7 +251,7 @@ static void test_tree_apply_roots(void **state) {
 
 static void expect_bad(const char *related, const char *mergelogs, const char *spans) {
   kr_answers_t a = {json_loads(related, 0, NULL), json_loads(mergelogs, 0, NULL),
-                    json_loads(spans, 0, NULL)};
+                    json_loads(spans, 0, NULL), NULL, NULL};
   kr_trace_t t;
   char err[256] = "";
   assert_int_equal(kr_trace_build(&a, &t, err, sizeof err), RIPPLE_EJSON);
@@ -271,7 +271,8 @@ static void test_tree_bad_answers(void **state) {
                     json_loads("{\"spans\":[{\"cpid\":\"" X "\"}, 7, {\"cpid\":\"" X
                                "\",\"span_id\":\"01\",\"service\":\"a\",\"name\":\"n\","
                                "\"start\":\"nope\",\"end\":\"2026-11-22T00:00:00Z\"}]}",
-                               0, NULL)};
+                               0, NULL),
+                    NULL, NULL};
   kr_trace_t t;
   char err[256];
   assert_int_equal(kr_trace_build(&a, &t, err, sizeof err), RIPPLE_OK);

@@ -34,8 +34,10 @@ void wl_wait_root_ca(ripple_kube_client_t *c, const char *ns) {
 }
 
 void wl_lock(void) {
+  static int locked; /* a second flock on another descriptor would wait for the first */
   const char *held = getenv("RIPPLE_LAB_LOCK_HELD");
-  if (held && strcmp(held, "1") == 0) return;
+  if (locked || (held && strcmp(held, "1") == 0)) return;
+  locked = 1;
   /* Kept open (and locked) until the process exits. */
   int fd = open("/tmp/ripple-lab.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) fail_msg("cannot open /tmp/ripple-lab.lock");

@@ -14,7 +14,8 @@
 
 /* Take /tmp/ripple-lab.lock for the rest of the process, as every test that
  * restarts a component must (other programs use the lab too). Skipped when
- * RIPPLE_LAB_LOCK_HELD=1 says the caller holds it already. */
+ * RIPPLE_LAB_LOCK_HELD=1 says the caller holds it already; a second call in
+ * the same process is a no-op. */
 void wl_lock(void);
 
 /* Run "lab/lab CMD [ARG]" from $RIPPLE_SOURCE_DIR (arg may be NULL); fails

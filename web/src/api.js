@@ -72,7 +72,7 @@ function query(params) {
   return s ? `?${s}` : '';
 }
 
-/* An API client: {base, token(), setToken(t), getJson(path), trace(cpid), ...}. */
+/* An API client: {base, token(), setToken(t), getJson(path), trace(cpid), extras(cpid), ...}. */
 export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind(globalThis), storage } = {}) {
   const store = sessionStore(storage);
   const where = base || (globalThis.location ? globalThis.location.origin : 'this address');
@@ -122,12 +122,57 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
       truncated: !!(rel.truncated || mls.truncated || sps.truncated) };
   }
 
+  /*
+   * A part of a trace that an older server does not have (details, stalls): its answer,
+   * or null for a 404 (the trace itself answered, so the endpoint is what is missing).
+   */
+  async function optional(cpid, what, signal) {
+    const id = checkCpid(cpid);
+    try {
+      return await getJson(`/v1/cpids/${id}/${what}`, { signal, endpoint: `/v1/cpids/{cpid}/${what}` });
+    } catch (e) {
+      if (e.status === 404) return null;
+      throw e;
+    }
+  }
+
+  /*
+   * What a trace's page shows beside its spans: {details, stalls, error, failed}.
+   * details and stalls are the answers, or null when the server has not got them (older)
+   * or failed: then failed names which ('details', 'stalls') and error says why (the
+   * trace stands without them). Rejects only when aborted.
+   */
+  async function extras(cpid, { signal } = {}) {
+    const id = checkCpid(cpid);
+    const settle = (p) => p.then((v) => ({ v }), (e) => {
+      if (e?.name === 'AbortError') throw e;
+      return { v: null, e };
+    });
+    const [d, st] = await Promise.all([settle(optional(id, 'details', signal)), settle(optional(id, 'stalls', signal))]);
+    const failed = [d.e ? 'details' : null, st.e ? 'stalls' : null].filter(Boolean);
+    return { details: d.v, stalls: st.v, error: d.e ?? st.e ?? null, failed };
+  }
+
+  /* Every stalled write now, or null from a server older than GET /v1/stalls. */
+  async function stalls({ signal } = {}) {
+    try {
+      return await getJson('/v1/stalls', { signal, endpoint: '/v1/stalls' });
+    } catch (e) {
+      if (e.status === 404) return null;
+      throw e;
+    }
+  }
+
   return {
     base,
     token,
     setToken,
     getJson,
     trace,
+    extras,
+    stalls,
+    details: (cpid, opts = {}) => optional(cpid, 'details', opts.signal),
+    cpidStalls: (cpid, opts = {}) => optional(cpid, 'stalls', opts.signal),
     origins: (cpid, opts = {}) => cpidQuery(cpid, 'origins', opts.signal),
     roots: (params, opts = {}) => getJson(`/v1/roots${query(params)}`, { ...opts, endpoint: '/v1/roots' }),
     objects: (params, opts = {}) => getJson(`/v1/objects${query(params)}`, { ...opts, endpoint: '/v1/objects' }),

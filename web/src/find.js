@@ -3,6 +3,8 @@
  * /v1/objects); list changes (root mergelogs, /v1/roots) filtered by time range,
  * component, namespace and kind, newest first. Without a query it lists the latest
  * changes. The query lives in the URL (#/find?...), so every result is a link.
+ * Above them, "Stalled now": every write waiting for its usual next hop (/v1/stalls),
+ * each a link to its trace; nothing when the server has no stall detector.
  */
 import { h, markLoading, markReady } from './dom.js';
 import { checkCpid } from './api.js';
@@ -12,9 +14,12 @@ import { formatRoute, traceHref } from './route.js';
 import { formatClock, formatDuration, parseTime } from './time.js';
 import { objectLabel } from './model.js';
 import { shortCpid } from './cpid.js';
+import { stallList, stalledNowRows } from './stalls.js';
 
 const FIELDS = ['cpid', 'kind', 'namespace', 'name', 'component', 'since', 'until'];
 const PAGE = 50;
+/* Stalled writes listed before "Show all" (the latest changes stay in view). */
+const STALLS_SHOWN = 10;
 
 /* Mounts the Find page. Returns {key, destroy()}. */
 export function mountFind(app, route, ctx) {
@@ -40,9 +45,55 @@ export function mountFind(app, route, ctx) {
 async function run(results, p, ctx, signal) {
   const blocks = [];
   if (p.cpid) blocks.push(h('div', { class: 'error inline', role: 'alert' }, `"${p.cpid}" is not a CPID (a CPID is a non-nil UUID like 3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60)`));
+  const stalled = stalledBlock(ctx, signal);
   if (p.kind && p.name) blocks.push(await objectsBlock(p, ctx, signal));
   blocks.push(await rootsBlock(p, ctx, signal));
-  results.replaceChildren(...blocks);
+  results.replaceChildren(...[await stalled, ...blocks].filter(Boolean));
+}
+
+/*
+ * "Stalled now" (/v1/stalls), longest waiting first, each row a link to the stalled
+ * write in its trace. null (nothing shown) from a server without it or with the
+ * detector off; a failure says so in the card and leaves the rest of the page be.
+ */
+async function stalledBlock(ctx, signal) {
+  let ans;
+  try {
+    ans = await ctx.api.stalls({ signal });
+  } catch (e) {
+    if (e?.name === 'AbortError' || e?.kind === 'down' || e?.kind === 'auth') return null;
+    return h('section', { class: 'card stalled-now', 'aria-labelledby': 'stalled-title' },
+      h('h2', { id: 'stalled-title' }, 'Stalled now'), h('p', { class: 'error inline' }, e.message));
+  }
+  if (!ans || ans.enabled === false) return null;
+  const rows = stalledNowRows(stallList(ans));
+  return h('section', { class: 'card stalled-now', id: 'stalled-now', 'aria-labelledby': 'stalled-title', dataset: { count: String(rows.length) } },
+    h('h2', { id: 'stalled-title' }, rows.length ? [h('span', { class: 'stall-icon', 'aria-hidden': 'true' }, '!'), ' '] : null,
+      'Stalled now ', h('span', { class: 'muted' }, `(${rows.length})`)),
+    rows.length === 0
+      ? h('p', { class: 'empty' }, 'No write is waiting for its usual next hop.')
+      : h('table', { class: 'list stalls', id: 'stalls' },
+        h('thead', {}, h('tr', {}, ['Waiting', 'Usually', 'Write', 'Object', 'Waiting for', 'Events', 'CPID'].map((t, i) =>
+          h('th', { scope: 'col', class: i < 2 ? 'num' : null, title: i === 1 ? 'the p99 of the time the next hop takes' : null }, t)))),
+        h('tbody', {}, rows.slice(0, STALLS_SHOWN).map(stalledRow)),
+        rows.length > STALLS_SHOWN ? h('tfoot', {}, h('tr', {}, h('td', { colspan: '7' },
+          h('button', { type: 'button', class: 'button small', onclick: (ev) => {
+            const foot = ev.currentTarget.closest('tfoot');
+            foot.previousElementSibling.append(...rows.slice(STALLS_SHOWN).map(stalledRow));
+            foot.remove();
+          } }, `Show all ${rows.length}`)))) : null));
+}
+
+function stalledRow(r) {
+  const href = traceHref(r.cpid, 'waterfall', { span: r.spanId });
+  return h('tr', { dataset: { cpid: r.cpid, span: r.spanId }, title: `${r.tooltip}; admitted ${r.admitted}` },
+    h('td', { class: 'num' }, h('strong', {}, r.waiting)),
+    h('td', { class: 'num muted' }, r.p99),
+    h('td', {}, h('a', { href }, h('code', {}, r.write))),
+    h('td', {}, r.object || h('span', { class: 'muted' }, '–')),
+    h('td', { class: 'expect' }, h('code', {}, r.expect)),
+    h('td', { class: 'reasons' }, r.reasons.length ? r.reasons.join(', ') : h('span', { class: 'muted' }, '–')),
+    h('td', {}, h('a', { href, title: r.cpid }, h('code', {}, shortCpid(r.cpid)))));
 }
 
 function findForm(p) {

@@ -22,11 +22,12 @@ export function isRecent(lastEndMs, nowMs) {
 }
 
 /*
- * A poller: load() gives the trace's data, onData(data) gets every changed answer,
- * onState(state) hears 'live', 'paused' or 'stopped'. `now` and timers are injectable
- * for tests. Returns {start(signature), pause(), resume(), stop(), state()}.
+ * A poller: load() gives the trace's data, onData(data) gets every changed answer (by
+ * signature(data), traceSignature unless given), onState(state) hears 'live', 'paused'
+ * or 'stopped'. `now` and timers are injectable for tests. Returns {start(signature of
+ * the data shown), pause(), resume(), stop(), state()}.
  */
-export function createPoller({ load, onData, onState, onError = () => {}, now = Date.now,
+export function createPoller({ load, onData, onState, onError = () => {}, signature = traceSignature, now = Date.now,
   setTimer = setTimeout, clearTimer = clearTimeout, interval = POLL_MS, idleStop = IDLE_STOP_MS }) {
   let state = 'stopped';
   let timer = null;
@@ -52,7 +53,7 @@ export function createPoller({ load, onData, onState, onError = () => {}, now = 
     try {
       const data = await load();
       if (state !== 'live') return;
-      const next = traceSignature(data);
+      const next = signature(data);
       if (next !== sig) {
         sig = next;
         changedAt = now();
@@ -70,8 +71,8 @@ export function createPoller({ load, onData, onState, onError = () => {}, now = 
   }
 
   return {
-    start(signature) {
-      sig = signature;
+    start(initial) {
+      sig = initial;
       changedAt = now();
       set('live');
       schedule();

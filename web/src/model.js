@@ -251,6 +251,11 @@ export function buildModel({ cpid, spans: rawSpans, mergelogs: rawMergelogs, rel
   };
 }
 
+/* The key of the row a span's bar is in, grouped by object or by component. */
+export function rowKeyOf(span, group) {
+  return group === 'component' ? `${span.service}>${span.objectKey}` : span.objectKey;
+}
+
 /* The rows to show, depth first, skipping the children of collapsed nodes. */
 export function flattenRows(tree, collapsed) {
   const rows = [];

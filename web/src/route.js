@@ -8,9 +8,10 @@
  *   #/trace/<cpid>[?group=object|component&span=<span_id>]
  *   #/trace/<cpid>/hops
  *   #/trace/<cpid>/graph[?select=<cpid>]
+ *   #/trace/<cpid>/events
  */
 
-const TABS = new Set(['waterfall', 'hops', 'graph']);
+const TABS = new Set(['waterfall', 'hops', 'graph', 'events']);
 
 /* {view: 'find'|'trace'|'notfound', cpid?, tab?, params: {name: value}} of a hash. */
 export function parseRoute(hash) {

@@ -1,6 +1,9 @@
 /*
  * The side panel of a selected span: everything the span says (service, name, CPID,
- * times, and every attribute as sent, known ones first), plus what made its CPID.
+ * times, and every attribute as sent, known ones first), plus what made its CPID; and,
+ * when ripple-server has details of the trace, what the write changed, its audit event
+ * (a refused write says so at the top) and the Events about its object; when it is
+ * stalled, what it is waiting for.
  */
 import { h } from './dom.js';
 import { swatch } from './colors.js';
@@ -8,17 +11,27 @@ import { formatDuration, formatClock } from './time.js';
 import { shortCpid } from './cpid.js';
 import { traceHref } from './route.js';
 import { objectOf } from './model.js';
+import { writeOf, eventsOfSpan, eventRows, auditView } from './details.js';
+import { stallTooltip, expectText } from './stalls.js';
+import { changeSection, auditSection, eventsList } from './details-view.js';
 
 const KNOWN = ['kind', 'namespace', 'name', 'uid', 'owner', 'user', 'operation', 'resourceVersion',
   'subresource', 'lastCpid', 'spontaneous'];
 
-/* Fills panel with the span's details; onClose closes it. */
-export function renderSpanPanel(panel, span, { model, color, traceCpid, onClose }) {
+/*
+ * Fills panel with the span's details; onClose closes it. details is the trace's
+ * indexDetails (null: the server has none, and no section of them is shown), stall the
+ * span's stall or null.
+ */
+export function renderSpanPanel(panel, span, { model, color, traceCpid, onClose, details = null, stall = null }) {
   const attrs = span.attributes ?? {};
   const ml = model.mergelogs.get(span.cpid);
   const keys = [...KNOWN.filter((k) => k in attrs), ...Object.keys(attrs).filter((k) => !KNOWN.includes(k)).sort()];
   const o = objectOf(attrs, span.service);
-  panel.replaceChildren(
+  /* Live updates redraw the panel: an opened snapshot stays open. */
+  const snapshotOpen = panel.dataset.span === span.id && !!panel.querySelector('details.snapshot[open]');
+  panel.dataset.span = span.id;
+  panel.replaceChildren(...[
     h('div', { class: 'panel-head' },
       h('h2', { class: 'panel-title', id: 'panel-title' }, span.name || '(no name)'),
       h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close details', title: 'Close (Esc)', onclick: onClose }, '×')),
@@ -26,6 +39,8 @@ export function renderSpanPanel(panel, span, { model, color, traceCpid, onClose 
       o.kind ? [' wrote ', h('span', {}, o.label)] : null),
     h('p', { class: 'panel-duration' }, h('span', { class: 'big', id: 'span-duration' }, formatDuration(span.end - span.start)),
       h('span', { class: 'muted' }, ' from cause to admission')),
+    stall ? stallNote(stall) : null,
+    details ? refusedNote(writeOf(details, span.id)?.audit) : null,
     h('dl', { class: 'kv' },
       row('service', span.service),
       row('name', span.name),
@@ -40,11 +55,37 @@ export function renderSpanPanel(panel, span, { model, color, traceCpid, onClose 
       ml ? row('cpid made by', `${ml.component || 'unknown'} at ${formatClock(Date.parse(ml.time))}`) : null,
       ml && ml.sources?.length ? row('merged from', h('span', {}, ml.sources.map((c, i) => [i ? ', ' : '',
         h('a', { href: traceHref(traceCpid, 'graph', { select: c }) }, h('code', {}, shortCpid(c)))]))) : null),
+    details ? detailSections(details, span) : null,
     h('h3', { class: 'panel-section' }, 'Attributes'),
     keys.length
       ? h('dl', { class: 'kv attrs' }, keys.map((k) => row(k, attrs[k] === '' ? h('span', { class: 'muted' }, '(empty)') : attrs[k], 'attr')))
       : h('p', { class: 'muted' }, 'none'),
-  );
+  ].flat(Infinity).filter(Boolean));
+  if (snapshotOpen) panel.querySelector('details.snapshot')?.setAttribute('open', '');
+}
+
+/* What a stalled write waits for, at the top of its panel. */
+function stallNote(stall) {
+  return h('div', { class: 'stall-note', id: 'span-stall', title: stallTooltip(stall) },
+    h('p', {}, h('span', { class: 'stall-icon', 'aria-hidden': 'true' }, '!'), ' ', h('strong', {}, 'Stalled'),
+      `: waiting ${formatDuration((stall.waiting_seconds ?? NaN) * 1000)} for `, h('code', {}, expectText(stall.expect)),
+      ` (usually within ${formatDuration((stall.p99_seconds ?? NaN) * 1000)}).`));
+}
+
+/* A write kube-apiserver refused (its audit event's code is 400 or more), at the top. */
+function refusedNote(audit) {
+  const a = auditView(audit);
+  if (!a?.refused) return null;
+  return h('p', { class: 'refused-note', id: 'span-refused' }, h('span', { class: 'badge refused' }, 'refused'), ' ',
+    h('code', {}, String(a.code)), a.reason ? ` ${a.reason}` : '', a.message ? h('span', { class: 'muted' }, `: ${a.message}`) : null);
+}
+
+/* Changes, Audit and Events of the span, from the trace's details. */
+function detailSections(details, span) {
+  const w = writeOf(details, span.id);
+  const events = eventRows(eventsOfSpan(details, span));
+  return [changeSection(w?.change ?? null), auditSection(w?.audit ?? null),
+    events.length ? [h('h3', { class: 'panel-section' }, `Events about its object (${events.length})`), eventsList(events, { id: 'span-events' })] : null];
 }
 
 /* A term and its value; the value carries data-field=k (data-attr=k for attributes). */

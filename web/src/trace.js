@@ -1,8 +1,12 @@
 /*
  * The trace page of a CPID: fetches it with all its related CPIDs, shows a header (who
- * changed what, counts, duration, live state) and one of three tabs: the waterfall,
- * the hops table and the merge graph. Tab, grouping and selection come from the URL;
- * changing them re-renders only what changed, without fetching again.
+ * changed what, counts, duration, live state) and one of four tabs: the waterfall,
+ * the hops table, the merge graph and the Events. Tab, grouping and selection come from
+ * the URL; changing them re-renders only what changed, without fetching again.
+ *
+ * Then it asks for the trace's details (diffs, audit, Events) and its stalls, and adds
+ * them when they come (a server older than them answers 404: nothing of them is shown).
+ * Live updates fetch all of it together.
  */
 import { h, markLoading, markReady, replaceHash } from './dom.js';
 import { checkCpid } from './api.js';
@@ -14,15 +18,25 @@ import { createHopsView } from './hops-view.js';
 import { createGraphView } from './graph.js';
 import { renderSpanPanel } from './span-panel.js';
 import { createPoller, isRecent, traceSignature } from './live.js';
+import { indexDetails, detailsSignature, eventsTabCount } from './details.js';
+import { stallList, stallsBySpan, stallBanner, stallsSignature } from './stalls.js';
+import { createEventsView } from './details-view.js';
+import { renderStallBanner } from './stall-view.js';
 import { formatRoute, traceHref, withParams } from './route.js';
 import { formatDuration, formatClock, parseTime } from './time.js';
 import { shortCpid } from './cpid.js';
 
-const READY_NAME = { waterfall: 'trace', hops: 'hops', graph: 'graph' };
+const READY_NAME = { waterfall: 'trace', hops: 'hops', graph: 'graph', events: 'events' };
+
+/* What makes a live update worth drawing: the trace, its details and its stalls. */
+function liveSignature(data) {
+  return `${traceSignature(data)}|${detailsSignature(data.extras?.details)}|${stallsSignature(stallList(data.extras?.stalls))}`;
+}
 
 /* Mounts the trace view of route.cpid in app. Returns {key, update(route), destroy()}. */
 export function mountTrace(app, route, ctx) {
   const st = { route, data: null, model: null, sub: null, subKey: '', dom: null, poller: null,
+    extras: null, details: null, stalls: [], stallsBySpan: new Map(),
     collapsed: { object: new Set(), component: new Set() }, abort: new AbortController() };
 
   async function load() {
@@ -42,6 +56,13 @@ export function mountTrace(app, route, ctx) {
     st.color = colorScale(st.model.services);
     renderPage();
     startLive();
+    /* Asked once the trace is drawn, not with it: asked with it, the details query (the
+     * heavier one) slows the trace's own answers, and their arrival the first render of
+     * a large trace (by a sixth at 10,000 spans). */
+    const x = await ctx.api.extras(st.data.cpid, { signal: st.abort.signal })
+      .catch((e) => (e?.name === 'AbortError' ? null : { details: null, stalls: null, error: e, failed: ['details', 'stalls'] }));
+    /* A live update may have brought newer ones already. */
+    if (x && !st.abort.signal.aborted && !st.extras) applyExtras(x);
   }
 
   function renderPage() {
@@ -62,6 +83,7 @@ export function mountTrace(app, route, ctx) {
       st.sub?.destroy();
       st.subKey = subKey;
       st.sub = makeSub(tab, group);
+      drawBanner();
     } else if (tab === 'waterfall') {
       st.sub.select(st.route.params.span, true);
       showSpan(st.route.params.span);
@@ -72,6 +94,7 @@ export function mountTrace(app, route, ctx) {
   function makeSub(tab, group) {
     const body = st.dom.body;
     if (tab === 'hops') return createHopsView(body, { model: st.model, color: st.color });
+    if (tab === 'events') return createEventsView(body, eventsOpts());
     if (tab === 'graph') {
       return createGraphView(body, { model: st.model, related: st.data.related, selected: st.route.params.select ?? null,
         color: st.color, api: ctx.api, traceCpid: st.data.cpid, onSelect: (id) => setParam('select', id) });
@@ -85,7 +108,7 @@ export function mountTrace(app, route, ctx) {
     body.replaceChildren(toolbar(st, group), h('div', { class: 'wf-main' }, chartBox, panel));
     st.panel = panel;
     const wf = createWaterfall(chartBox, { model: st.model, group, collapsed: st.collapsed[group], color: st.color,
-      selected: st.route.params.span ?? null, onSelect: (span) => {
+      stalls: st.stallsBySpan, selected: st.route.params.span ?? null, onSelect: (span) => {
         setParam('span', span?.id);
         showSpan(span?.id);
       } });
@@ -98,6 +121,7 @@ export function mountTrace(app, route, ctx) {
     st.panel.hidden = !span;
     if (span) {
       renderSpanPanel(st.panel, span, { model: st.model, color: st.color, traceCpid: st.data.cpid,
+        details: st.details, stall: st.stallsBySpan.get(span.id) ?? null,
         onClose: () => {
           setParam('span', null);
           st.sub.select(null);
@@ -112,20 +136,58 @@ export function mountTrace(app, route, ctx) {
     replaceHash(formatRoute(st.route));
   }
 
+  /* The Events tab's options: the details, or why there are none. */
+  function eventsOpts() {
+    return { details: st.details, traceCpid: st.data.cpid, error: st.extras?.error ?? null,
+      state: !st.extras ? 'loading' : st.details ? 'ready' : 'none' };
+  }
+
+  /* Details and stalls came (first, or from a live update): everything that shows them. */
+  function applyExtras(x) {
+    st.extras = x;
+    st.details = indexDetails(x.details);
+    st.stalls = stallList(x.stalls);
+    st.stallsBySpan = stallsBySpan(st.stalls);
+    st.dom.eventsCount.textContent = st.details ? String(eventsTabCount(st.details)) : '';
+    drawBanner();
+    if (st.route.tab === 'waterfall') {
+      st.sub.setStalls(st.stallsBySpan);
+      if (st.route.params.span) showSpan(st.route.params.span);
+    } else if (st.route.tab === 'events') st.sub.update(eventsOpts());
+    /* For tests: what came (details: ready, none or error; how many stalls). */
+    st.dom.root.dataset.details = st.details ? 'ready' : x.error ? 'error' : 'none';
+    st.dom.root.dataset.stalls = String(st.stalls.length);
+  }
+
+  function drawBanner() {
+    renderStallBanner(st.dom.banner, stallBanner(st.stalls, st.model), { traceCpid: st.data.cpid, group: groupOf(st.route) });
+  }
+
   function startLive() {
     st.poller = createPoller({
-      load: () => ctx.api.trace(st.data.cpid, { signal: st.abort.signal }),
-      onData: (data) => applyData(data),
+      load: async () => {
+        const [data, extras] = await Promise.all([ctx.api.trace(st.data.cpid, { signal: st.abort.signal }),
+          ctx.api.extras(st.data.cpid, { signal: st.abort.signal })]);
+        return { ...data, extras };
+      },
+      signature: liveSignature,
+      onData: (data) => {
+        st.dom.live.classList.remove('lagging');
+        if (traceSignature(data) !== traceSignature(st.data)) applyData(data);
+        /* A part that failed this time keeps what it showed. */
+        const x = data.extras;
+        const keep = (part) => (x.failed?.includes(part) && st.extras ? st.extras[part] : x[part]);
+        applyExtras({ ...x, details: keep('details'), stalls: keep('stalls') });
+      },
       onState: () => drawLive(st, st.poller),
       onError: () => st.dom.live.classList.add('lagging'),
     });
     const lastEnd = st.model.t0 + st.model.duration;
-    if (isRecent(lastEnd, Date.now())) st.poller.start(traceSignature(st.data));
+    if (isRecent(lastEnd, Date.now())) st.poller.start(liveSignature({ ...st.data, extras: st.extras }));
     drawLive(st, st.poller);
   }
 
   function applyData(data) {
-    st.dom.live.classList.remove('lagging');
     st.data = data;
     st.model = buildModel(data);
     st.color = colorScale(st.model.services);
@@ -134,7 +196,7 @@ export function mountTrace(app, route, ctx) {
     else if (st.route.tab === 'waterfall') {
       st.sub.update(st.model);
       if (st.route.params.span) showSpan(st.route.params.span);
-    } else st.sub.update(st.model);
+    } else if (st.route.tab === 'hops') st.sub.update(st.model);
   }
 
   const onKey = (ev) => {
@@ -168,17 +230,20 @@ function groupOf(route) {
 
 function pageDom(st) {
   const live = h('div', { class: 'live', id: 'live' });
+  const eventsCount = h('span', { class: 'tab-count', id: 'events-count' });
   const tabs = h('nav', { class: 'tabs', 'aria-label': 'Trace views' },
-    tabLink(st, 'waterfall', 'Waterfall'), tabLink(st, 'hops', 'Hops'), tabLink(st, 'graph', 'Merge graph'));
+    tabLink(st, 'waterfall', 'Waterfall'), tabLink(st, 'hops', 'Hops'), tabLink(st, 'graph', 'Merge graph'),
+    tabLink(st, 'events', ['Events', eventsCount]));
+  const banner = h('div', { class: 'stall-box', hidden: true });
   const head = h('header', { class: 'trace-head' });
   const origins = h('p', { class: 'trace-origins muted', id: 'trace-origins' });
   const body = h('div', { class: 'trace-body' });
   const truncated = st.data.truncated
     ? h('p', { class: 'notice', role: 'status' }, 'ripple-server cut this trace short (its query limit): some CPIDs and spans are missing.')
     : null;
-  const root = h('section', { class: 'trace', 'aria-label': 'Trace' }, head, origins, truncated,
+  const root = h('section', { class: 'trace', 'aria-label': 'Trace' }, head, origins, truncated, banner,
     h('div', { class: 'tabbar' }, tabs, live), body);
-  return { root, head, tabs, live, body, origins };
+  return { root, head, tabs, live, body, origins, banner, eventsCount };
 }
 
 function tabLink(st, tab, label) {

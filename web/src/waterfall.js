@@ -8,13 +8,16 @@
  * and click are delegated to the row box, so no listener is added per bar.
  *
  * Rows carry data-row (their key, "Kind/namespace/name" for an object), bars
- * data-span (span_id) and data-service; merges are diamonds with data-cpid.
+ * data-span (span_id) and data-service; merges are diamonds with data-cpid. A row with a
+ * stalled write is .stalled with a "!" icon whose title says what it waits for, its bar
+ * .stalled; a collapsed row with stalled writes below it gets a lighter icon.
  */
 import { h, s } from './dom.js';
-import { flattenRows, subtreeSummary, ancestorKeys } from './model.js';
+import { flattenRows, subtreeSummary, ancestorKeys, rowKeyOf } from './model.js';
 import { timeAxis, formatDuration } from './time.js';
 import { shortCpid } from './cpid.js';
 import { createTooltip } from './tooltip.js';
+import { stalledRows, stallTooltip } from './stalls.js';
 
 const ROW_H = 24;
 const BAR_H = 12;
@@ -28,11 +31,15 @@ const KIND_SHORT = { Deployment: 'deploy', ReplicaSet: 'rs', Pod: 'pod', Service
 
 /*
  * Mounts a waterfall in container. opts: {model, group, collapsed (Set of keys, kept by
- * the caller so it survives updates), color, selected (span id), onSelect(span|null)}.
- * Returns {update(model), select(id, reveal), destroy()}.
+ * the caller so it survives updates), color, selected (span id), onSelect(span|null),
+ * stalls (Map span id -> stall)}. Returns {update(model), setStalls(map), select(id,
+ * reveal), destroy()}.
  */
 export function createWaterfall(container, opts) {
   const st = { ...opts, rows: [], window: null, frame: 0, lastRange: '' };
+  st.stalls ??= new Map();
+  const markStalls = () => (st.stalled = stalledRows(st.model, st.group, st.stalls));
+  markStalls();
   const dom = buildDom(container, st);
   const tip = createTooltip();
 
@@ -172,8 +179,15 @@ export function createWaterfall(container, opts) {
     update(model) {
       const top = dom.scroll.scrollTop;
       st.model = model;
+      markStalls();
       relayout();
       dom.scroll.scrollTop = top;
+      drawRows(true);
+    },
+    /* New stalls (live): the rows redrawn, nothing else. */
+    setStalls(stalls) {
+      st.stalls = stalls ?? new Map();
+      markStalls();
       drawRows(true);
     },
     select,
@@ -230,6 +244,8 @@ function rowEl({ node, depth }, st) {
   const hasKids = node.children.length > 0;
   const open = hasKids && !st.collapsed.has(node.key);
   const sum = hasKids ? subtreeSummary(node) : null;
+  const stalls = st.stalled.own.get(node.key);
+  const below = !open ? st.stalled.below.get(node.key) : 0;
   const label = h('div', { class: 'wf-label', role: 'rowheader', style: { paddingLeft: `${8 + depth * INDENT}px` } },
     hasKids
       ? h('button', { type: 'button', class: 'toggle', dataset: { toggle: node.key }, 'aria-expanded': String(open),
@@ -239,14 +255,28 @@ function rowEl({ node, depth }, st) {
       : node.kind ? h('span', { class: `kind kind-${(node.kind || '').toLowerCase()}` }, KIND_SHORT[node.kind] ?? node.kind.slice(0, 4).toLowerCase())
         : null,
     h('span', { class: node.created ? 'wf-name created' : 'wf-name', title: node.label }, node.label),
+    stalls ? stallIcon(rowStallText(stalls), 'stall-icon') : null,
+    below ? stallIcon(`${below} stalled write${below === 1 ? '' : 's'} in rows below`, 'stall-icon below') : null,
     h('span', { class: 'wf-n', title: hasKids ? 'writes here / in all rows below' : 'writes' },
       hasKids ? `${node.spans.length ? node.spans.length + ' / ' : ''}${sum.count}` : String(node.spans.length)));
   const svg = s('svg', { class: 'wf-bars', width: Math.max(0, st.axis.scale.range()[1]), height: ROW_H },
     hasKids ? coverageEls(sum.coverage, st, open) : null,
     barEls(node.spans, st),
     markEls(node.marks, st));
-  return h('div', { class: 'wf-row', role: 'row', dataset: { row: node.key, depth: String(depth) },
+  return h('div', { class: stalls ? 'wf-row stalled' : 'wf-row', role: 'row', dataset: stalls ? { row: node.key, depth: String(depth), stalled: 'true' } : { row: node.key, depth: String(depth) },
     'aria-level': String(depth + 1), 'aria-expanded': hasKids ? String(open) : null }, label, svg);
+}
+
+/* What a row's stalled writes wait for, a line each (five at most, then how many more). */
+function rowStallText(stalls) {
+  const lines = stalls.slice(0, 5).map(stallTooltip);
+  if (stalls.length > 5) lines.push(`and ${stalls.length - 5} more stalled writes`);
+  return lines.join('\n');
+}
+
+/* The "!" of a stalled row; its title is the tooltip (what it waits for, how long). */
+function stallIcon(title, cls) {
+  return h('span', { class: cls, title, role: 'img', 'aria-label': title }, '!');
 }
 
 /* Where a time falls on the chart, clamped a little outside so bars cut at the edge. */
@@ -265,9 +295,10 @@ function barEls(spans, st) {
     const x0 = xOf(st, sp.start);
     const x1 = xOf(st, sp.end);
     const sel = sp.id === st.selected;
-    out.push(s('rect', { class: sel ? 'bar selected' : 'bar', x: x0, y, width: Math.max(3, x1 - x0), height: BAR_H,
+    const stalled = st.stalls.has(sp.id);
+    out.push(s('rect', { class: `bar${sel ? ' selected' : ''}${stalled ? ' stalled' : ''}`, x: x0, y, width: Math.max(3, x1 - x0), height: BAR_H,
       rx: 2, fill: st.color(sp.service), tabindex: '0', role: 'button',
-      'aria-label': `${sp.service} ${sp.name}, ${formatDuration(sp.end - sp.start)}`,
+      'aria-label': `${sp.service} ${sp.name}, ${formatDuration(sp.end - sp.start)}${stalled ? ', stalled' : ''}`,
       dataset: { span: sp.id, service: sp.service } }));
   }
   return out;
@@ -304,8 +335,7 @@ function markEls(marks, st) {
 
 function nodeOfSpan(st, span) {
   const tree = st.group === 'component' ? st.model.byComponent : st.model.byObject;
-  const key = st.group === 'component' ? `${span.service}>${span.objectKey}` : span.objectKey;
-  return tree.nodes.get(key);
+  return tree.nodes.get(rowKeyOf(span, st.group));
 }
 
 function showSpanTip(tip, st, span, ev) {
@@ -318,6 +348,7 @@ function showSpanTip(tip, st, span, ev) {
     ['from t=0', `${formatDuration(span.start)} → ${formatDuration(span.end)}`],
     ['cpid', shortCpid(span.cpid)],
     ...(a.user ? [['user', a.user]] : []),
+    ...(st.stalls.has(span.id) ? [['stalled', stallTooltip(st.stalls.get(span.id)).replace(/^stalled: /, '')]] : []),
   ], ev.clientX, ev.clientY);
 }
 

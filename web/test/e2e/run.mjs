@@ -52,6 +52,7 @@ async function main() {
   await check('waterfall: header and rows match the API', async () => `${await views.checkWaterfall(page, base, exp)} rows on screen`);
   if (opt['expect-rows'].length) await check('waterfall: the rows the cluster made', () => views.checkRows(page, base, exp, opt['expect-rows']));
   await check('waterfall: selecting a span, deep link', () => views.checkSelection(page, base, exp));
+  await check('details and stalls', () => views.checkDetails(page, base, exp));
   await check('waterfall: grouped by component', () => views.checkByComponent(page, base, exp));
   await check('hops table', () => views.checkHops(page, base, exp));
   await check('merge graph', () => views.checkGraph(page, base, exp));

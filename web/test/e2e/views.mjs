@@ -162,6 +162,79 @@ export async function checkSelection(page, base, exp) {
   assert(selected.includes(id), 'the deep-linked span is not highlighted');
 }
 
+/* Runs fn until it returns without a CheckError, at most `tries` times (data that moves). */
+async function settled(fn, tries = 3) {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!(e instanceof CheckError) || i >= tries) throw e;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+async function detailsState(page) {
+  await page.waitForSelector('.trace[data-details]', { timeout: 20000, state: 'attached' });
+  return page.evaluate(() => ({ details: document.querySelector('.trace').dataset.details, stalls: Number(document.querySelector('.trace').dataset.stalls) }));
+}
+
+/*
+ * Details and stalls against the API's own answers: a server without them (404) shows
+ * nothing of them; else the Events tab lists what /details lists, a write's panel its
+ * diff and audit, and the banner the writes /stalls lists. Each part is compared again
+ * when the cluster changed it meanwhile (new Events, a stall that ended).
+ */
+export async function checkDetails(page, base, exp) {
+  const notes = [];
+  const first = await api(base, `/v1/cpids/${exp.cpid}/details`);
+  if (first.status === 404) {
+    await open(page, `${base}/#/trace/${exp.cpid}`, 'trace');
+    eq((await detailsState(page)).details, 'none', 'details from a server without /details');
+    eq(await page.locator('#stall-banner, .wf-row.stalled').count(), 0, 'stall marks from a server without /stalls');
+    return 'the server has no details: none shown';
+  }
+  eq(first.status, 200, `GET /v1/cpids/${exp.cpid}/details`);
+  await settled(async () => {
+    await open(page, `${base}/#/trace/${exp.cpid}/events`, 'events');
+    eq((await detailsState(page)).details, 'ready', 'details on the page');
+    const d = (await api(base, `/v1/cpids/${exp.cpid}/details`)).body;
+    eq(await page.locator('#events tbody tr').count(), d.events.length, 'Events in the Events tab');
+    eq(await page.locator('#unattributed-audit tbody tr').count(), d.audit.length, 'unattributed audit events');
+    eq(await page.locator('#unattributed-changes > li').count(), d.changes.length, 'changes joined to no write');
+    notes.push(`${d.writes.length} writes with details, ${d.events.length} Events`);
+  });
+  const ids = new Set(exp.spans.map((x) => x.span_id));
+  const w = first.body.writes.find((x) => ids.has(x.span_id) && x.change?.diff?.length && x.audit)
+    ?? first.body.writes.find((x) => ids.has(x.span_id));
+  if (w) {
+    await open(page, `${base}/#/trace/${exp.cpid}?span=${w.span_id}`, 'trace');
+    await detailsState(page);
+    await page.waitForSelector('#span-panel:not([hidden]) #span-change', { timeout: 10000 });
+    if (w.change?.diff) {
+      eq(await page.locator('#span-change table.diff tbody').count(), w.change.diff.length, `diff entries of span ${w.span_id}`);
+      eq(await page.locator('#span-change td.redacted').count(), w.change.diff.filter((e) => e.redacted).length, 'redacted entries');
+    }
+    if (w.audit) {
+      if (w.audit.user) eq(await text(page, '#span-audit dd[data-audit="user"]'), w.audit.user, 'the audit user');
+      eq(await page.locator('#span-audit .badge.refused').count(), w.audit.code >= 400 ? 1 : 0, 'the refused mark');
+    }
+  }
+  const stalls = await api(base, `/v1/cpids/${exp.cpid}/stalls`);
+  if (stalls.status === 200) {
+    await settled(async () => {
+      await open(page, `${base}/#/trace/${exp.cpid}`, 'trace');
+      const shown = (await detailsState(page)).stalls;
+      const want = (await api(base, `/v1/cpids/${exp.cpid}/stalls`)).body.stalls ?? [];
+      eq(shown, want.length, 'stalls on the page');
+      const items = await page.$$eval('#stall-banner .stall-item', (els) => els.map((e) => e.dataset.span));
+      eq(items.sort().join(','), want.map((x) => x.span_id).sort().join(','), 'the banner\'s stalled writes');
+      notes.push(`${want.length} stalled`);
+    });
+  }
+  return notes.join(', ');
+}
+
 /* Grouped by component: each service is a top-level row. */
 export async function checkByComponent(page, base, exp) {
   await open(page, `${base}/#/trace/${exp.cpid}?group=component`, 'trace');

@@ -70,3 +70,37 @@ test('the development API base is honoured on loopback only', () => {
   assert.equal(apiBase('?api=javascript:alert(1)'), '');
   assert.equal(apiBase(''), '');
 });
+
+test('details and stalls beside a trace: a 404 (an older server) is null, other failures an error, never a throw', async () => {
+  const answers = { details: json(200, { cpid: C, writes: [] }), stalls: json(404, { error: 'unknown path' }) };
+  const f = fakeFetch((url) => answers[url.split('/').pop()]);
+  const api = createApi({ fetch: f.fn, storage: store() });
+  const x = await api.extras(C);
+  assert.deepEqual(f.calls.map((c) => c.url).sort(), [`/v1/cpids/${C}/details`, `/v1/cpids/${C}/stalls`]);
+  assert.deepEqual(x, { details: { cpid: C, writes: [] }, stalls: null, error: null, failed: [] });
+  answers.details = json(503, { error: 'storage failed' });
+  answers.stalls = json(200, { enabled: true, stalls: [] });
+  const y = await api.extras(C);
+  assert.equal(y.details, null);
+  assert.deepEqual(y.stalls, { enabled: true, stalls: [] });
+  assert.ok(y.error.message.includes('answered 503 to /v1/cpids/{cpid}/details'), y.error.message);
+  assert.deepEqual(y.failed, ['details']);
+  const down = createApi({ fetch: fakeFetch(() => Promise.reject(new TypeError('Failed to fetch'))).fn, storage: store() });
+  assert.equal((await down.extras(C)).error.kind, 'down');
+});
+
+test('an aborted request for details rejects (the view is gone)', async () => {
+  const abort = () => Promise.reject(Object.assign(new Error('aborted'), { name: 'AbortError' }));
+  const api = createApi({ fetch: fakeFetch(abort).fn, storage: store() });
+  await assert.rejects(api.extras(C), (e) => e.name === 'AbortError');
+});
+
+test('every stall now: GET /v1/stalls, null from an older server', async () => {
+  const f = fakeFetch(() => json(200, { enabled: true, stalls: [{ span_id: 'a' }] }));
+  assert.equal((await createApi({ fetch: f.fn, storage: store() }).stalls()).stalls.length, 1);
+  assert.equal(f.calls[0].url, '/v1/stalls');
+  const old = createApi({ fetch: fakeFetch(() => json(404, {})).fn, storage: store() });
+  assert.equal(await old.stalls(), null);
+  const bad = createApi({ fetch: fakeFetch(() => json(503, { error: 'x' })).fn, storage: store() });
+  await assert.rejects(bad.stalls(), (e) => e.kind === 'server');
+});

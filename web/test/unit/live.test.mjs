@@ -66,3 +66,17 @@ test('pause stops polling until resume', async () => {
   await t.step();
   assert.equal(loads, 2);
 });
+
+test('a signature of the caller\'s (trace, details and stalls) decides what is new', async () => {
+  const t = fakeTime();
+  let stalls = 1;
+  const got = [];
+  const p = createPoller({ load: async () => ({ ...data(1), stalls }), signature: (d) => `${traceSignature(d)}/${d.stalls}`,
+    onData: (d) => got.push(d.stalls), onState: () => {}, ...t });
+  p.start(`${traceSignature(data(1))}/1`);
+  await t.step();
+  assert.deepEqual(got, [], 'nothing new');
+  stalls = 2;
+  await t.step();
+  assert.deepEqual(got, [2], 'the same spans, another stall');
+});

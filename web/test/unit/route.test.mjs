@@ -15,6 +15,7 @@ test('the trace routes: tab from the path, group, span and select from the query
   assert.deepEqual(parseRoute(`#/trace/${C}?group=component&span=00000000000000ab`),
     { view: 'trace', cpid: C, tab: 'waterfall', params: { group: 'component', span: '00000000000000ab' } });
   assert.equal(parseRoute(`#/trace/${C}/hops`).tab, 'hops');
+  assert.equal(parseRoute(`#/trace/${C}/events`).tab, 'events');
   assert.deepEqual(parseRoute(`#/trace/${C}/graph?select=${C}`).params, { select: C });
 });
 
@@ -27,7 +28,7 @@ test('unknown paths and tabs are notfound; a bad CPID is kept for the view to ex
 
 test('formatRoute is the inverse of parseRoute', () => {
   for (const hash of ['#/', '#/find?kind=Pod&name=x', `#/trace/${C}`, `#/trace/${C}/hops`,
-    `#/trace/${C}/graph?select=${C}`, `#/trace/${C}?group=component&span=ab`]) {
+    `#/trace/${C}/graph?select=${C}`, `#/trace/${C}?group=component&span=ab`, `#/trace/${C}/events`]) {
     assert.equal(formatRoute(parseRoute(hash)), hash);
   }
 });

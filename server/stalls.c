@@ -1,0 +1,387 @@
+/*
+ * stalls.c - the trace server's side of stalled-cascade detection (stall.h):
+ * feeding it every committed span and, at start-up, every stored one;
+ * advancing its clock from the writer's tick; and the API's and /metrics'
+ * views of it. The detector lives under the server's lock: the writer
+ * thread changes it, queries read it.
+ */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "keytab.h"
+#include "ripplex/prom.h"
+#include "ripplex/wire.h"
+#include "server.h"
+
+/* A span's strings as the detector wants them: NUL-terminated copies. */
+typedef struct span_text {
+  char service[256], name[256], kind[128], ns[256], obj[256], owner[384], op[16];
+} span_text_t;
+
+static void cut(char *dst, size_t cap, const char *s, size_t n) {
+  snprintf(dst, cap, "%.*s", (int)(n < cap ? n : cap - 1), s ? s : "");
+}
+
+void srv_stall_feed(srv_t *s, const dec_batch_t *b) {
+  if (!s->stall || b->kind != DEC_SPANS) return;
+  span_text_t t;
+  for (size_t i = 0; i < b->n; i++) {
+    const dec_rec_t *r = &b->rec[i];
+    if (!r->kind.len) continue; /* not a write of an object (ripple-watch's, an SDK's) */
+    cut(t.service, sizeof t.service, dec_str(b, r->service), r->service.len);
+    cut(t.name, sizeof t.name, dec_str(b, r->span_name), r->span_name.len);
+    cut(t.kind, sizeof t.kind, dec_str(b, r->kind), r->kind.len);
+    cut(t.ns, sizeof t.ns, dec_str(b, r->ns), r->ns.len);
+    cut(t.obj, sizeof t.obj, dec_str(b, r->name), r->name.len);
+    cut(t.owner, sizeof t.owner, dec_str(b, r->owner), r->owner.len);
+    cut(t.op, sizeof t.op, dec_str(b, r->operation), r->operation.len);
+    stall_span_t sp = {r->cpid, r->span_id, r->time, r->end,  t.service, t.name,
+                       t.kind,  t.ns,       t.obj,   t.owner, t.op};
+    stall_add(s->stall, &sp);
+  }
+}
+
+static const char *jstr(const json_t *o, const char *k) {
+  const char *v = json_string_value(json_object_get(o, k));
+  return v ? v : "";
+}
+
+void srv_stall_replay(srv_t *s, const store_row_t *r) {
+  if (!s->stall || !r->body) return;
+  json_t *o = json_loadb(r->body, r->body_len, 0, NULL);
+  const json_t *a = json_object_get(o, "attributes");
+  uint64_t id = 0;
+  const char *sid = jstr(o, "span_id");
+  if (o && *jstr(a, "kind") && sscanf(sid, "%16" SCNx64, &id) == 1) {
+    stall_tick(s->stall, r->end);
+    stall_span_t sp = {r->cpid,
+                       id,
+                       r->time,
+                       r->end,
+                       jstr(o, "service"),
+                       jstr(o, "name"),
+                       jstr(a, "kind"),
+                       jstr(a, "namespace"),
+                       jstr(a, "name"),
+                       jstr(a, "owner"),
+                       jstr(a, "operation")};
+    stall_add(s->stall, &sp);
+  }
+  json_decref(o);
+}
+
+void srv_stall_tick(srv_t *s, int64_t now) {
+  if (!s->stall) return;
+  pthread_rwlock_wrlock(&s->lock);
+  stall_tick(s->stall, now);
+  pthread_rwlock_unlock(&s->lock);
+}
+
+/* ---- answers --------------------------------------------------------------------- */
+
+/* Stalls copied out of the detector, so Events can be read without the lock. */
+typedef struct stall_copy {
+  stall_info_t i;
+  char *str[8]; /* service, name, kind, ns, obj, owner, expect_service, expect_name */
+  int shallow;  /* a deeper write of the cascade waits for the same hop (deepest_only) */
+} stall_copy_t;
+
+typedef struct copies {
+  stall_copy_t *v;
+  size_t n, cap;
+  srv_t *s;
+  const ripple_cpid_t *under; /* only stalls descending from it; NULL: all */
+  int oom;
+} copies_t;
+
+static int copy_one(void *ud, const stall_info_t *st) {
+  copies_t *c = ud;
+  if (c->under && !graph_descends(c->s->g, c->under, &st->cpid)) return 0;
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 16;
+    stall_copy_t *nv = realloc(c->v, cap * sizeof *nv);
+    if (!nv) return c->oom = 1;
+    c->v = nv;
+    c->cap = cap;
+  }
+  stall_copy_t *d = &c->v[c->n++];
+  d->i = *st;
+  d->shallow = 0;
+  const char *src[8] = {st->service, st->name,  st->kind,           st->ns,
+                        st->obj,     st->owner, st->expect_service, st->expect_name};
+  for (int k = 0; k < 8; k++)
+    if (!(d->str[k] = strdup(src[k] ? src[k] : ""))) c->oom = 1;
+  return c->oom;
+}
+
+/* "namespace, owner, expected hop": the key under which a stalled write is
+ * found by the writes its object owns. */
+static int owner_key(sbuf_t *k, const char *ns, const char *owner, const stall_copy_t *c) {
+  k->len = 0;
+  sbuf_printf(k, "%s\x1f%s\x1f%s\x1f%s", ns, owner, c->str[6], c->str[7]);
+  return !k->oom;
+}
+
+/* A missing hop shows at every write above it: a Pod never bound leaves its
+ * create waiting for the binding, and the ReplicaSet's create too (its Pods'
+ * bindings follow it as well). Only the deepest is the stall an operator
+ * must see: a stall is dropped when a write its object owns, of a CPID that
+ * descends from its own, stalls on the same hop. The caller holds the lock
+ * (the merge graph). */
+static void deepest_only(srv_t *s, copies_t *c) {
+  keytab_t by_owner;
+  sbuf_t k;
+  keytab_init(&by_owner);
+  sbuf_init(&k);
+  keytab_slot_t *slot;
+  for (size_t i = 0; i < c->n; i++) {
+    const stall_copy_t *x = &c->v[i];
+    if (*x->str[5] && owner_key(&k, x->str[3], x->str[5], x) &&
+        keytab_put(&by_owner, k.p, k.len, &slot) == RIPPLE_OK && !slot->val)
+      slot->val = (void *)x;
+  }
+  char self[700];
+  for (size_t i = 0; i < c->n; i++) {
+    stall_copy_t *a = &c->v[i];
+    snprintf(self, sizeof self, "%s/%s", a->str[2], a->str[4]);
+    if (!*a->str[4] || !owner_key(&k, a->str[3], self, a)) continue;
+    slot = keytab_get(&by_owner, k.p, k.len);
+    const stall_copy_t *deeper = slot ? slot->val : NULL;
+    if (deeper && graph_descends(s->g, &a->i.cpid, &deeper->i.cpid)) a->shallow = 1;
+  }
+  sbuf_free(&k);
+  keytab_free(&by_owner, NULL);
+}
+
+static void copies_free(copies_t *c) {
+  for (size_t i = 0; i < c->n; i++)
+    for (int k = 0; k < 8; k++) free(c->v[i].str[k]);
+  free(c->v);
+}
+
+/* Events about the stalled write's object: the objects that carry its CPID
+ * and match its kind, namespace and (when known) name, then their Events. */
+typedef struct ev_find {
+  const stall_copy_t *st;
+  const char *uids[32];
+  size_t nuids;
+  sbuf_t *out;
+  int first;
+} ev_find_t;
+
+static int take_uid(void *ud, uint64_t seq, const fact_t *f) {
+  (void)seq;
+  ev_find_t *e = ud;
+  const stall_copy_t *st = e->st;
+  if (f->type != FACT_CHANGE || !f->uid || !f->kind || strcmp(f->kind, st->str[2]) ||
+      strcmp(f->ns ? f->ns : "", st->str[3]) || (*st->str[4] && strcmp(f->name, st->str[4])))
+    return 0;
+  for (size_t i = 0; i < e->nuids; i++)
+    if (!strcmp(e->uids[i], f->uid)) return 0;
+  char *u = strdup(f->uid);
+  if (u) e->uids[e->nuids++] = u;
+  return e->nuids == sizeof e->uids / sizeof *e->uids;
+}
+
+static int put_event(void *ud, uint64_t seq, const fact_t *f) {
+  (void)seq;
+  ev_find_t *e = ud;
+  if (f->type != FACT_EVENT) return 0;
+  if (!e->first) sbuf_putc(e->out, ',');
+  e->first = 0;
+  sbuf_put(e->out, f->body, f->body_len);
+  return 0;
+}
+
+static void stall_events(srv_t *s, const stall_copy_t *st, sbuf_t *out) {
+  char cpid[RIPPLE_CPID_STRLEN + 1];
+  ripple_cpid_format(&st->i.cpid, cpid);
+  const char *cp[1] = {cpid};
+  ev_find_t e = {st, {0}, 0, out, 1};
+  facts_query_t q = {.cpids = cp,
+                     .ncpids = 1,
+                     .since = st->i.admitted_ns - 60000000000LL,
+                     .until = 0,
+                     .limit = 1000};
+  sbuf_puts(out, ",\"events\":[");
+  if (facts_lookup(s->facts, &q, take_uid, &e) == RIPPLE_OK && e.nuids) {
+    facts_query_t q2 = {.uids = e.uids, .nuids = e.nuids, .since = q.since, .limit = 100};
+    (void)facts_lookup(s->facts, &q2, put_event, &e);
+  }
+  sbuf_putc(out, ']');
+  for (size_t i = 0; i < e.nuids; i++) free((char *)e.uids[i]);
+}
+
+static void put_time(sbuf_t *o, const char *key, int64_t ns) {
+  char t[RIPPLE_TIME_STRLEN + 1];
+  ripple_time_format(ns, t);
+  sbuf_printf(o, ",\"%s\":\"%s\"", key, t);
+}
+
+static void put_stall(srv_t *s, const stall_copy_t *c, int64_t now, sbuf_t *o) {
+  sbuf_puts(o, "{\"cpid\":");
+  wire_cpid(o, &c->i.cpid);
+  sbuf_printf(o, ",\"span_id\":\"%016" PRIx64 "\",\"service\":", c->i.span_id);
+  sbuf_json_str(o, c->str[0]);
+  sbuf_puts(o, ",\"name\":");
+  sbuf_json_str(o, c->str[1]);
+  sbuf_puts(o, ",\"object\":{\"kind\":");
+  sbuf_json_str(o, c->str[2]);
+  sbuf_puts(o, ",\"namespace\":");
+  sbuf_json_str(o, c->str[3]);
+  sbuf_puts(o, ",\"name\":");
+  sbuf_json_str(o, c->str[4]);
+  sbuf_puts(o, ",\"owner\":");
+  sbuf_json_str(o, c->str[5]);
+  sbuf_puts(o, "},\"expect\":");
+  if (*c->str[6] || *c->str[7]) {
+    sbuf_puts(o, "{\"service\":");
+    sbuf_json_str(o, c->str[6]);
+    sbuf_puts(o, ",\"name\":");
+    sbuf_json_str(o, c->str[7]);
+    sbuf_putc(o, '}');
+  } else {
+    sbuf_puts(o, "null");
+  }
+  put_time(o, "admitted", c->i.admitted_ns);
+  put_time(o, "flagged", c->i.flagged_ns);
+  sbuf_printf(o, ",\"waiting_seconds\":%.3f,\"p99_seconds\":%.3f,\"samples\":%u,\"share\":%.3f",
+              (double)(now - c->i.admitted_ns) / 1e9, (double)c->i.p99_ns / 1e9, c->i.samples,
+              c->i.share);
+  stall_events(s, c, o);
+  sbuf_putc(o, '}');
+}
+
+int srv_stalls(srv_t *s, const ripple_cpid_t *cpid, sbuf_t *out) {
+  copies_t c = {NULL, 0, 0, s, cpid, 0};
+  pthread_rwlock_rdlock(&s->lock);
+  int known = !cpid || graph_find(s->g, cpid);
+  if (known && s->stall) stall_each(s->stall, copy_one, &c);
+  if (!c.oom) deepest_only(s, &c);
+  pthread_rwlock_unlock(&s->lock);
+  if (!known || c.oom) {
+    copies_free(&c);
+    return known ? 503 : 404;
+  }
+  int64_t now = ripple_now_ns();
+  sbuf_printf(out, "{\"enabled\":%s,\"stalls\":[", s->stall ? "true" : "false");
+  for (size_t i = 0, first = 1; i < c.n; i++) {
+    if (c.v[i].shallow) continue;
+    if (!first) sbuf_putc(out, ',');
+    first = 0;
+    put_stall(s, &c.v[i], now, out);
+  }
+  sbuf_puts(out, "]}");
+  copies_free(&c);
+  return 200;
+}
+
+typedef struct model_out {
+  sbuf_t *o;
+  int first;
+} model_out_t;
+
+static void put_model(void *ud, const char *service, const char *name, const char *es,
+                      const char *en, double share, uint32_t samples, int64_t p99) {
+  model_out_t *m = ud;
+  sbuf_puts(m->o, m->first ? "{\"service\":" : ",{\"service\":");
+  m->first = 0;
+  sbuf_json_str(m->o, service);
+  sbuf_puts(m->o, ",\"name\":");
+  sbuf_json_str(m->o, name);
+  sbuf_puts(m->o, ",\"expect\":");
+  if (*es || *en) {
+    sbuf_puts(m->o, "{\"service\":");
+    sbuf_json_str(m->o, es);
+    sbuf_puts(m->o, ",\"name\":");
+    sbuf_json_str(m->o, en);
+    sbuf_putc(m->o, '}');
+  } else {
+    sbuf_puts(m->o, "null");
+  }
+  sbuf_printf(m->o, ",\"share\":%.3f,\"samples\":%u,\"p99_seconds\":%.3f}", share, samples,
+              (double)p99 / 1e9);
+}
+
+int srv_stall_model(srv_t *s, sbuf_t *out) {
+  model_out_t m = {out, 1};
+  sbuf_printf(out, "{\"enabled\":%s,\"expected\":[", s->stall ? "true" : "false");
+  pthread_rwlock_rdlock(&s->lock);
+  if (s->stall) stall_model(s->stall, put_model, &m);
+  pthread_rwlock_unlock(&s->lock);
+  sbuf_puts(out, "]}");
+  return out->oom ? 503 : 200;
+}
+
+/* Stalls counted by the stalled write's hop ("service\x1fname"), for the gauge. */
+static void count_kinds(const copies_t *c, keytab_t *t) {
+  char k[600];
+  keytab_slot_t *slot;
+  for (size_t i = 0; i < c->n; i++) {
+    if (c->v[i].shallow) continue;
+    int n = snprintf(k, sizeof k, "%s\x1f%s", c->v[i].str[0], c->v[i].str[1]);
+    if (n > 0 && (size_t)n < sizeof k && keytab_put(t, k, (size_t)n, &slot) == RIPPLE_OK)
+      slot->val = (void *)((uintptr_t)slot->val + 1);
+  }
+}
+
+static void put_kinds(const keytab_t *t, sbuf_t *o) {
+  sbuf_t l;
+  sbuf_init(&l);
+  for (size_t i = 0; t->slot && i <= t->mask; i++) {
+    const char *k = t->slot[i].key;
+    if (!k) continue;
+    const char *sep = strchr(k, '\x1f');
+    l.len = 0;
+    sbuf_puts(&l, "service=\"");
+    char svc[300];
+    snprintf(svc, sizeof svc, "%.*s", (int)(sep - k), k);
+    prom_label_value(&l, svc);
+    sbuf_puts(&l, "\",name=\"");
+    prom_label_value(&l, sep + 1);
+    sbuf_putc(&l, '"');
+    if (!l.oom) prom_sample_u(o, "ripple_stalled_writes", l.p, (uint64_t)(uintptr_t)t->slot[i].val);
+  }
+  sbuf_free(&l);
+}
+
+void srv_stall_metrics(srv_t *s, sbuf_t *out) {
+  if (!s->stall) return;
+  stall_stats_t st;
+  copies_t c = {NULL, 0, 0, s, NULL, 0};
+  pthread_rwlock_rdlock(&s->lock);
+  stall_stats(s->stall, &st);
+  stall_each(s->stall, copy_one, &c);
+  deepest_only(s, &c);
+  pthread_rwlock_unlock(&s->lock);
+  prom_family(out, "ripple_stalled_writes", "gauge",
+              "Stalls now (a write and a hop that usually follows it but has not come), by "
+              "the stalled write's hop (service and span name).");
+  keytab_t kinds;
+  keytab_init(&kinds);
+  count_kinds(&c, &kinds);
+  put_kinds(&kinds, out);
+  keytab_free(&kinds, NULL);
+  size_t active = 0;
+  for (size_t i = 0; i < c.n; i++) active += !c.v[i].shallow;
+  copies_free(&c);
+  prom_gauge(
+      out, "ripple_stalls_active",
+      "Stalls now: the deepest of each cascade's missing hops, as GET /v1/stalls lists them.",
+      (double)active);
+  prom_family(out, "ripple_stalls_total", "counter",
+              "Stalls by how they ended: flagged (all), resolved (the next hop came late), "
+              "superseded (the object was deleted or written by another change), expired.");
+  prom_sample_u(out, "ripple_stalls_total", "event=\"flagged\"", st.flagged);
+  prom_sample_u(out, "ripple_stalls_total", "event=\"resolved\"", st.resolved);
+  prom_sample_u(out, "ripple_stalls_total", "event=\"superseded\"", st.superseded);
+  prom_sample_u(out, "ripple_stalls_total", "event=\"expired\"", st.expired);
+  prom_gauge(out, "ripple_stall_window_writes", "Writes the detector waits on or learns from.",
+             (double)st.window);
+  prom_gauge(out, "ripple_stall_hop_kinds", "Hop kinds the detector knows.", (double)st.kinds);
+  prom_counter(out, "ripple_stall_evicted_total",
+               "Writes that left the detector's window early (it holds 200,000).", st.evicted);
+}
