@@ -102,7 +102,7 @@ kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
 
 server_start
 echo "== with a flood of audit events and Events"
-for s in 1 2; do
+for _ in 1 2; do
   taskset -c 1 bash -c "$(declare -f flood); server_url=$server_url; flood /v1/audit $work/audit.json" &
   flood_pids+=($!)
   taskset -c 1 bash -c "$(declare -f flood); server_url=$server_url; flood /v1/details $work/events.json" &

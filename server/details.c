@@ -150,7 +150,7 @@ static json_t *redact_secret_snapshot(const json_t *snap) {
       if (d) json_object_set_new(s, keys[k], json_string("(redacted)"));
       continue;
     }
-    json_object_foreach(d, key, val) json_object_set_new(d, key, json_string("(redacted)"));
+    json_object_foreach(d, key, val) { json_object_set_new(d, key, json_string("(redacted)")); }
   }
   return s;
 }
@@ -186,7 +186,7 @@ static int check_change(chk_t *c, const json_t *rec, json_t *out, fact_t *f) {
   const char *op;
   int rc = opt_str(c, rec, "op", "op", &op);
   if (rc != RIPPLE_OK) return rc;
-  if (!op || (strcmp(op, "create") && strcmp(op, "update") && strcmp(op, "delete")))
+  if (!op || (strcmp(op, "create") != 0 && strcmp(op, "update") != 0 && strcmp(op, "delete") != 0))
     return fail(c, RIPPLE_EINVAL, "op", "must be create, update or delete");
   f->op = op;
   json_object_set_new(out, "op", json_string(op));

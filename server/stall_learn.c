@@ -52,6 +52,7 @@ void *htab_find(const htab_t *t, uint64_t h, htab_eq_fn eq, const void *key) {
 int htab_add(htab_t *t, uint64_t h, void *p) {
   if ((t->n + 1) * 2 > (t->slot ? t->mask + 1 : 0) && htab_grow(t) != RIPPLE_OK)
     return RIPPLE_ENOMEM;
+  if (!t->slot) return RIPPLE_ENOMEM; /* grow made one; said for the analyzer */
   size_t i = h & t->mask;
   while (t->slot[i].p) i = (i + 1) & t->mask;
   t->slot[i].p = p;

@@ -53,9 +53,10 @@ void srv_stall_replay(srv_t *s, const store_row_t *r) {
   if (!s->stall || !r->body) return;
   json_t *o = json_loadb(r->body, r->body_len, 0, NULL);
   const json_t *a = json_object_get(o, "attributes");
-  uint64_t id = 0;
   const char *sid = jstr(o, "span_id");
-  if (o && *jstr(a, "kind") && sscanf(sid, "%16" SCNx64, &id) == 1) {
+  char *end = NULL;
+  uint64_t id = strtoull(sid, &end, 16);
+  if (o && *jstr(a, "kind") && *sid && end && !*end) {
     stall_tick(s->stall, r->end);
     stall_span_t sp = {r->cpid,
                        id,
@@ -176,8 +177,9 @@ static int take_uid(void *ud, uint64_t seq, const fact_t *f) {
   (void)seq;
   ev_find_t *e = ud;
   const stall_copy_t *st = e->st;
-  if (f->type != FACT_CHANGE || !f->uid || !f->kind || strcmp(f->kind, st->str[2]) ||
-      strcmp(f->ns ? f->ns : "", st->str[3]) || (*st->str[4] && strcmp(f->name, st->str[4])))
+  if (f->type != FACT_CHANGE || !f->uid || !f->kind || strcmp(f->kind, st->str[2]) != 0 ||
+      strcmp(f->ns ? f->ns : "", st->str[3]) != 0 ||
+      (*st->str[4] && (!f->name || strcmp(f->name, st->str[4]) != 0)))
     return 0;
   for (size_t i = 0; i < e->nuids; i++)
     if (!strcmp(e->uids[i], f->uid)) return 0;
@@ -324,7 +326,7 @@ static void count_kinds(const copies_t *c, keytab_t *t) {
     if (c->v[i].shallow) continue;
     int n = snprintf(k, sizeof k, "%s\x1f%s", c->v[i].str[0], c->v[i].str[1]);
     if (n > 0 && (size_t)n < sizeof k && keytab_put(t, k, (size_t)n, &slot) == RIPPLE_OK)
-      slot->val = (void *)((uintptr_t)slot->val + 1);
+      slot->val = (char *)slot->val + 1; /* a count, kept in the pointer */
   }
 }
 

@@ -577,8 +577,8 @@ static int newest_event(const dfacts_t *f, size_t i) {
   for (size_t k = 0; uid && k < f->n; k++) {
     if (k == i || f->v[k].type != FACT_EVENT) continue;
     const char *u = json_string_value(json_object_get(f->v[k].body, "uid"));
-    if (eq(u, uid) && (f->v[k].time > f->v[i].time || (f->v[k].time == f->v[i].time && k > i)))
-      return 0;
+    int64_t tk = f->v[k].time, ti = f->v[i].time;
+    if (eq(u, uid) && (tk > ti || (tk == ti && k > i))) return 0;
   }
   return 1;
 }

@@ -98,10 +98,11 @@ static int format_event(const ripple_kube_event_t *e, const json_t *ev, char **o
 static void own_cpid(const ripple_kube_event_t *e, const char *kind, json_t *rec) {
   ripple_ctx_t ctx;
   char lower[128], id[RIPPLE_CPID_STRLEN + 1];
-  size_t i = 0;
-  for (; kind[i] && i < sizeof lower - 1; i++)
+  size_t n = strlen(kind);
+  if (n >= sizeof lower) n = sizeof lower - 1;
+  for (size_t i = 0; i < n; i++)
     lower[i] = (char)(kind[i] >= 'A' && kind[i] <= 'Z' ? kind[i] + 32 : kind[i]);
-  lower[i] = '\0';
+  lower[n] = '\0';
   if (ripple_object_get_ctx(e->obj_text, e->obj_len, lower, RIPPLE_ANC_MAX, &ctx) != RIPPLE_OK)
     return;
   ripple_cpid_format(&ctx.cpid, id);

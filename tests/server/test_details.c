@@ -245,7 +245,7 @@ static void test_bad_input(void **state) {
                    "[{\"type\":\"change\",\"time\":\"" T("00") "\",\"op\":\"create\",\"object\":{"
                    "\"kind\":\"Pod\",\"name\":\"p\"},\"snapshot\":{\"x\":\"");
   memset(body + n, 'a', big);
-  strcpy(body + n + big, "\"}}]");
+  memcpy(body + n + big, "\"}}]", sizeof "\"}}]");
   r->ho.max_body = 1 << 20;
   expect_refused(r, "details", body, 413, NULL);
   free(body);
