@@ -325,8 +325,10 @@ static void count_kinds(const copies_t *c, keytab_t *t) {
   for (size_t i = 0; i < c->n; i++) {
     if (c->v[i].shallow) continue;
     int n = snprintf(k, sizeof k, "%s\x1f%s", c->v[i].str[0], c->v[i].str[1]);
-    if (n > 0 && (size_t)n < sizeof k && keytab_put(t, k, (size_t)n, &slot) == RIPPLE_OK)
-      slot->val = (char *)slot->val + 1; /* a count, kept in the pointer */
+    if (n <= 0 || (size_t)n >= sizeof k || keytab_put(t, k, (size_t)n, &slot) != RIPPLE_OK)
+      continue;
+    if (!slot->val) slot->val = calloc(1, sizeof(uint64_t)); /* freed with the table */
+    if (slot->val) ++*(uint64_t *)slot->val;
   }
 }
 
@@ -345,7 +347,8 @@ static void put_kinds(const keytab_t *t, sbuf_t *o) {
     sbuf_puts(&l, "\",name=\"");
     prom_label_value(&l, sep + 1);
     sbuf_putc(&l, '"');
-    if (!l.oom) prom_sample_u(o, "ripple_stalled_writes", l.p, (uint64_t)(uintptr_t)t->slot[i].val);
+    const uint64_t *n = t->slot[i].val;
+    if (!l.oom && n) prom_sample_u(o, "ripple_stalled_writes", l.p, *n);
   }
   sbuf_free(&l);
 }
@@ -366,7 +369,7 @@ void srv_stall_metrics(srv_t *s, sbuf_t *out) {
   keytab_init(&kinds);
   count_kinds(&c, &kinds);
   put_kinds(&kinds, out);
-  keytab_free(&kinds, NULL);
+  keytab_free(&kinds, free);
   size_t active = 0;
   for (size_t i = 0; i < c.n; i++) active += !c.v[i].shallow;
   copies_free(&c);

@@ -416,6 +416,15 @@ static void test_stalls(void **state) {
   j = get(r, "/v1/stalls/expected");
   assert_true(json_array_size(json_object_get(j, "expected")) >= 1);
   json_decref(j);
+  hc_resp_t m;
+  char url[128];
+  snprintf(url, sizeof url, "%s/metrics", r->base);
+  assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &m), 0);
+  assert_non_null(strstr(
+      m.body,
+      "\nripple_stalled_writes{service=\"replicaset-controller\",name=\"create pods\"} 1\n"));
+  assert_non_null(strstr(m.body, "\nripple_stalls_active 1\n"));
+  hc_resp_free(&m);
   /* The same after a restart: rebuilt from the stored spans. */
   rig_close(r);
   rig_open(r);
