@@ -70,9 +70,11 @@ async function main() {
     const first = await count(page);
     assert(first < whole.spans, `the page showed ${first} of ${whole.spans} spans at once: nothing left to arrive live`);
     await waitFor('the live indicator', () => page.$eval('#live', (e) => e.dataset.live === 'live').catch(() => false), 5000);
-    const bar = await page.$('.wf-row [data-span]');
-    const picked = bar ? await bar.getAttribute('data-span') : null;
-    if (bar) await bar.click();
+    /* Live updates (and the details and stalls that follow the first draw)
+     * redraw rows: click by locator, which finds the bar again if it was
+     * replaced, rather than by a handle that may be detached. */
+    const picked = await page.locator('.wf-row [data-span]').first().getAttribute('data-span', { timeout: 5000 }).catch(() => null);
+    if (picked) await page.locator(`.wf-row [data-span="${picked}"]`).first().click({ timeout: 10000 });
     await waitFor(`all ${whole.spans} spans on the page`, async () => (await count(page)) === whole.spans, 30000);
     await posting;
     assert(await page.evaluate(() => window.rippleLiveMarker === 'first load'), 'the page was reloaded to show new spans');
