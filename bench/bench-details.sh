@@ -82,9 +82,10 @@ server_start() {
   server_url="http://127.0.0.1:$port"
 }
 
-ingest_rate() { # the total records/s line of bench_ingest
-  taskset -c 1 "$ingest" --port "${server_url##*:}" --seconds "$seconds" --kind both --sync normal \
-    --batch 1000 2>&1 | tee -a "$work/ingest.log" | awk '/records\/s/ { line = $0 } END { print line }'
+ingest_rate() { # bench_ingest's records/s lines (mergelogs, then spans)
+  # bench_ingest exits 1 while ingest misses its own target (500k/s): not this benchmark's figure.
+  { taskset -c 1 "$ingest" --port "${server_url##*:}" --seconds "$seconds" --kind both --sync normal \
+    --batch 1000 2>&1 || true; } | tee -a "$work/ingest.log" | awk '/records\/s acknowledged/ { printf "%s/s ", $1 } END { print "(mergelogs, spans)" }'
 }
 
 # One sender: post a body in a loop until killed.
