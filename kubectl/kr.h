@@ -212,6 +212,15 @@ static inline int64_t kr_diff(int64_t a, int64_t b) {
   return a > b ? INT64_MAX : INT64_MIN;
 }
 
+/* The terminal colours of every text view (render.c, whyout.c, stalls.c). */
+#define C_DIM "\033[2m"
+#define C_BOLD "\033[1m"
+#define C_CYAN "\033[36m"
+#define C_YELLOW "\033[33m"
+#define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
+#define C_RESET "\033[0m"
+
 /* "12.3ms", "1.25s", "2m05s"; negative values get a "-". */
 void kr_fmt_dur(int64_t ns, char *out, size_t cap);
 /* Should output to fd be coloured: a terminal and NO_COLOR unset or empty. */

@@ -19,14 +19,6 @@
 
 #include "kr.h"
 
-#define C_DIM "\033[2m"
-#define C_BOLD "\033[1m"
-#define C_CYAN "\033[36m"
-#define C_YELLOW "\033[33m"
-#define C_GREEN "\033[32m"
-#define C_RED "\033[31m"
-#define C_RESET "\033[0m"
-
 typedef struct out {
   FILE *f;
   int colour;

@@ -15,8 +15,6 @@
 
 #include "kr.h"
 
-#define C_RED "\033[31m"
-#define C_RESET "\033[0m"
 /* Events shown under one stall; the JSON output has them all. */
 #define EVENTS_SHOWN 5
 
