@@ -20,6 +20,8 @@
 #        lab/build.sh --print-operator  print it (no build; exit 1 if not built)
 #        lab/build.sh --jaeger   build Jaeger if needed, print its binary's path
 #        lab/build.sh --print-jaeger    print it (no build; exit 1 if not built)
+#        lab/build.sh --helm     build Helm if needed (the chart's tests), print its path
+#        lab/build.sh --print-helm      print it (no build; exit 1 if not built)
 #        lab/build.sh --regen    regenerate the wrapper go.mod/go.sum files, then build
 #        lab/build.sh --force    rebuild even if the cache has the binaries (not Jaeger:
 #                                remove its cache directory to rebuild it)
@@ -52,6 +54,8 @@ case "${1:-}" in
   --print-operator) mode=print-operator ;;
   --jaeger) mode=jaeger ;;
   --print-jaeger) mode=print-jaeger ;;
+  --helm) mode=helm ;;
+  --print-helm) mode=print-helm ;;
   --regen) mode=regen ;;
   --force) mode=force ;;
   -h|--help) sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -90,45 +94,80 @@ jaeger_key="jaeger-${JAEGER_VERSION}_${go_version}_r${JAEGER_BUILD_REV}"
 jaeger_bin="$cache_root/$jaeger_key/bin/jaeger"
 jaeger_complete() { [[ -f "$cache_root/$jaeger_key/complete" && -x $jaeger_bin ]]; }
 
-# Jaeger: `go install module@version` refuses a module whose go.mod has replace
-# directives (Jaeger's replaces sarama), so build ./cmd/jaeger inside a writable copy
-# of the module's source, where its go.mod (replaces included) is the main module.
-# The version stamps are those of Jaeger's scripts/makefiles/BuildInfo.mk: the v2
+HELM_BUILD_REV=1
+HELM_MODULE=helm.sh/helm/${HELM_VERSION%%.*}
+helm_key="helm-${HELM_VERSION}_${go_version}_r${HELM_BUILD_REV}"
+helm_bin="$cache_root/$helm_key/bin/helm"
+helm_complete() { [[ -f "$cache_root/$helm_key/complete" && -x $helm_bin ]]; }
+
+# fetch_module_src MODULE VERSION WORK: the module's source, downloaded through the
+# module proxy, copied writable into WORK/src (the module cache is read-only; go build
+# may write go.sum). Sets mod_dir (the cache's copy) and mod_time (the proxy's date).
+# `go install module@version` refuses a module whose go.mod has replace directives
+# (Jaeger's replaces sarama), so such modules are built inside this copy, where their
+# go.mod (replaces included) is the main module.
+fetch_module_src() {
+  local module=$1 version=$2 work=$3 dl info
+  log "downloading $module@$version"
+  # Outside any module (in $work), so no go.mod around the caller is touched.
+  dl=$(cd "$work" && go mod download -json "$module@$version") ||
+    die "cannot download $module@$version: $dl"
+  mod_dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$dl")
+  info=$(sed -n 's/^[[:space:]]*"Info": "\(.*\)",$/\1/p' <<<"$dl")
+  [[ -d $mod_dir ]] || die "go mod download gave no source directory for $module@$version"
+  mod_time=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info" 2>/dev/null || true)
+  cp -R "$mod_dir" "$work/src" || die "cannot copy $mod_dir to $work/src"
+  chmod -R u+w "$work/src" || die "cannot make $work/src writable"
+}
+
+# build_tool KEY NAME PKG LDFLAGS: go build WORK/src/PKG into the cache as KEY/bin/NAME
+# (WORK is $work, filled by fetch_module_src), and mark KEY complete.
+build_tool() {
+  local key=$1 name=$2 pkg=$3 ldflags=$4 release=$5 t0=$6
+  mkdir -p "$work/bin"
+  log "go build $name $release ($(nproc) cores) into $cache_root/$key/bin/$name"
+  (cd "$work/src" && go build -trimpath -ldflags "$ldflags" -o "$work/bin/$name" "$pkg") ||
+    die "building $name ($release) failed"
+  rm -rf "${cache_root:?}/$key/bin"
+  mv "$work/bin" "$cache_root/$key/bin"
+  printf 'key=%s\nrelease=%s\nbuilt=%s\nseconds=%s\n' "$key" "$release" \
+    "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(( $(date +%s) - t0 ))" > "$cache_root/$key/complete"
+  log "$name built in $(( $(date +%s) - t0 ))s"
+}
+
+# A scratch directory under the cache, removed on exit.
+scratch() {
+  mkdir -p "$cache_root/$1"
+  work=$(mktemp -d "$cache_root/$1/build.tmp.XXXXXX")
+  # shellcheck disable=SC2064 # expand now: $work is global but reassigned
+  trap "rm -rf '$work'" EXIT
+}
+
+# Jaeger's version stamps are those of its scripts/makefiles/BuildInfo.mk: the v2
 # release's tag from the module's CHANGELOG, the date from the module proxy.
 build_jaeger() {
-  local t0 work dl dir info date v2 ldflags
+  local t0 v2 ldflags
   t0=$(date +%s)
-  mkdir -p "$cache_root/$jaeger_key"
-  work=$(mktemp -d "$cache_root/$jaeger_key/build.tmp.XXXXXX")
-  # shellcheck disable=SC2064 # expand now: $work is local
-  trap "rm -rf '$work'" EXIT
-  log "downloading github.com/jaegertracing/jaeger@$JAEGER_VERSION"
-  # Outside any module (in $work), so no go.mod around the caller is touched.
-  dl=$(cd "$work" && go mod download -json "github.com/jaegertracing/jaeger@$JAEGER_VERSION") ||
-    die "cannot download github.com/jaegertracing/jaeger@$JAEGER_VERSION: $dl"
-  dir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$dl")
-  info=$(sed -n 's/^[[:space:]]*"Info": "\(.*\)",$/\1/p' <<<"$dl")
-  [[ -d $dir/cmd/jaeger ]] || die "github.com/jaegertracing/jaeger@$JAEGER_VERSION has no cmd/jaeger (in '$dir')"
-  date=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info" 2>/dev/null || true)
-  v2=$(sed -n "s#^${JAEGER_VERSION//./\\.} / \(v2\.[0-9.]*\) .*#\1#p" "$dir/CHANGELOG.md" | head -n1)
-  [[ -n $v2 ]] || die "cannot find Jaeger's v2 release for $JAEGER_VERSION in $dir/CHANGELOG.md"
-  # The module cache is read-only; go build may write go.sum in the copy.
-  cp -R "$dir" "$work/src" || die "cannot copy $dir to $work/src"
-  chmod -R u+w "$work/src" || die "cannot make $work/src writable"
-  mkdir "$work/bin"
+  scratch "$jaeger_key"
+  fetch_module_src github.com/jaegertracing/jaeger "$JAEGER_VERSION" "$work"
+  [[ -d $work/src/cmd/jaeger ]] || die "github.com/jaegertracing/jaeger@$JAEGER_VERSION has no cmd/jaeger (in '$mod_dir')"
+  v2=$(sed -n "s#^${JAEGER_VERSION//./\\.} / \(v2\.[0-9.]*\) .*#\1#p" "$work/src/CHANGELOG.md" | head -n1)
+  [[ -n $v2 ]] || die "cannot find Jaeger's v2 release for $JAEGER_VERSION in $mod_dir/CHANGELOG.md"
   ldflags="-s -w"
   ldflags+=" -X github.com/jaegertracing/jaeger/internal/version.latestVersion=$v2"
-  ldflags+=" -X github.com/jaegertracing/jaeger/internal/version.date=${date:-1970-01-01T00:00:00Z}"
-  log "go build Jaeger $v2 (module $JAEGER_VERSION, $(nproc) cores) into $jaeger_bin"
-  (cd "$work/src" && go build -trimpath -ldflags "$ldflags" -o "$work/bin/jaeger" ./cmd/jaeger) ||
-    die "building Jaeger ($JAEGER_VERSION) failed"
-  rm -rf "${cache_root:?}/$jaeger_key/bin"
-  mv "$work/bin" "$cache_root/$jaeger_key/bin"
-  rm -rf "$work"
-  trap - EXIT
-  printf 'key=%s\nrelease=%s\nbuilt=%s\nseconds=%s\n' "$jaeger_key" "$v2" \
-    "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(( $(date +%s) - t0 ))" > "$cache_root/$jaeger_key/complete"
-  log "Jaeger built in $(( $(date +%s) - t0 ))s"
+  ldflags+=" -X github.com/jaegertracing/jaeger/internal/version.date=${mod_time:-1970-01-01T00:00:00Z}"
+  build_tool "$jaeger_key" jaeger ./cmd/jaeger "$ldflags" "$v2" "$t0"
+}
+
+# Helm (lab/build.sh --helm): the chart's lint and render in tests (deploy/helm/). Its
+# version stamp is what its Makefile sets (internal/version.version).
+build_helm() {
+  local t0
+  t0=$(date +%s)
+  scratch "$helm_key"
+  fetch_module_src "$HELM_MODULE" "$HELM_VERSION" "$work"
+  build_tool "$helm_key" helm ./cmd/helm \
+    "-s -w -X $HELM_MODULE/internal/version.version=$HELM_VERSION" "$HELM_VERSION" "$t0"
 }
 
 case $mode in
@@ -150,6 +189,16 @@ case $mode in
   jaeger)
     if jaeger_complete; then log "cached: $jaeger_bin"; else build_jaeger; fi
     echo "$jaeger_bin"
+    exit 0
+    ;;
+  print-helm)
+    helm_complete || die "Helm ($helm_key) is not built yet (run lab/build.sh --helm)"
+    echo "$helm_bin"
+    exit 0
+    ;;
+  helm)
+    if helm_complete; then log "cached: $helm_bin"; else build_helm; fi
+    echo "$helm_bin"
     exit 0
     ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # registration.sh: print ripple-webhook's MutatingWebhookConfiguration (YAML) from
-# the one template, registration.yaml. Every registration comes from here: the lab's
-# (register-lab.sh, `lab/lab webhook`, tests/webhook/wh_lab.c) and a real cluster's.
+# the one template, deploy/helm/ripple/files/registration.yaml (the Helm chart fills in the
+# same file). The lab's registrations come from here (register-lab.sh, `lab/lab webhook`,
+# tests/support/wh_lab.c); a cluster's from the chart (docs/install.md).
 #
 #   webhook/deploy/registration.sh [--name N] (--url URL | --service NS/NAME[:PORT])
 #       (--ca-file F | --ca-bundle BASE64) [--namespaces NS,... | --exclude-namespaces NS,...]
@@ -20,9 +21,8 @@
 # --failure-policy  Ignore (default; never change it for ripple-webhook) or Fail (lab
 #                 tests of other webhooks only)
 #
-# A real cluster:
-#   webhook/deploy/registration.sh --service ripple-system/ripple-webhook \
-#     --ca-file DIR/ca.crt | kubectl apply -f -
+# A cluster: install the Helm chart (deploy/helm/ripple, docs/install.md) instead; its
+# registration starts disabled until ripple-guard has seen the webhook answer.
 set -euo pipefail
 shopt -u patsub_replacement 2>/dev/null || true # '&&' in CEL must stay as it is
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -87,10 +87,10 @@ elif [[ -n $exclude ]]; then
   selector=$(sel NotIn "$exclude")
 fi
 
-t=$(<"$here/registration.yaml")
+t=$(<"$here/../../deploy/helm/ripple/files/registration.yaml")
 t=${t//@NAME@/"$name"}
 t=${t//@CLIENT_CONFIG@/"$client"}
-t=${t//@CA_BUNDLE@/"$ca_b64"}
+t=${t//@CA_BUNDLE@/"    caBundle: $ca_b64"}
 t=${t//@RESOURCES@/"$(list '"' "$resources")"}
 t=${t//@NAMESPACE_SELECTOR@/"$selector"}
 t=${t//@EXTRA_CONDITIONS@/"$extra"}

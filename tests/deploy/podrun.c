@@ -1,0 +1,391 @@
+/*
+ * podrun.c - a rendered Pod template's container run here as a kubelet would
+ * (podrun.h): volumes materialised from the lab's Secrets, mounted in a private
+ * mount namespace at the template's paths, the ServiceAccount token where client
+ * libraries look for it, the template's user, a read-only root.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "podrun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rw_lab.h"
+
+#define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define MAX_MOUNTS 16
+#define MAX_ARGS 64
+#define MAX_ENV 32
+
+typedef struct mnt {
+  char src[256], dst[256];
+  int ro;
+} mnt_t;
+
+typedef struct plan {
+  mnt_t m[MAX_MOUNTS];
+  int nm;
+  char *argv[MAX_ARGS + 2];
+  char *envp[MAX_ENV + 8];
+  uid_t uid;
+  gid_t gid, fs_group;
+} plan_t;
+
+const json_t *podrun_template(const json_t *obj) {
+  const json_t *t = lab_at(obj, "spec.template");
+  return json_is_object(t) ? t : NULL;
+}
+
+/* mkdir -p */
+static void mkdirs(const char *path, mode_t mode) {
+  char p[256];
+  snprintf(p, sizeof p, "%s", path);
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = '\0';
+    mkdir(p, mode);
+    *s = '/';
+  }
+  if (mkdir(p, mode) != 0 && errno != EEXIST) fail_msg("mkdir %s: %s", p, strerror(errno));
+}
+
+static void write_file(const char *dir, const char *name, const char *data, size_t len) {
+  char path[320];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "wb");
+  if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0)
+    fail_msg("cannot write %s: %s", path, strerror(errno));
+  chmod(path, 0644); /* a Secret volume's defaultMode 0644 */
+}
+
+static int b64val(int c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+/* Base64 (a Secret's data) into out; its length. */
+static size_t b64dec(const char *in, char *out) {
+  size_t n = 0;
+  unsigned acc = 0;
+  int bits = 0;
+  for (; *in && *in != '='; in++) {
+    int v = b64val((unsigned char)*in);
+    if (v < 0) fail_msg("a Secret's data is not base64");
+    acc = (acc << 6) | (unsigned)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[n++] = (char)((acc >> bits) & 0xff);
+    }
+  }
+  return n;
+}
+
+/* Secret name's keys (items: only those, at their paths) into dir. */
+static void secret_files(const podrun_opts_t *o, const char *name, const json_t *items,
+                         const char *dir) {
+  char path[256];
+  snprintf(path, sizeof path, "/api/v1/namespaces/%s/secrets/%s", o->ns, name);
+  json_t *s = NULL;
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_request(o->kc, "GET", path, NULL, NULL, 0, &s, &st));
+  const json_t *data = json_object_get(s, "data");
+  const char *key;
+  const json_t *v;
+  json_object_foreach((json_t *)data, key, v) {
+    const char *to = key;
+    if (json_array_size(items)) {
+      to = NULL;
+      size_t i;
+      const json_t *it;
+      json_array_foreach(items, i, it) {
+        if (!strcmp(json_string_value(json_object_get(it, "key")), key))
+          to = json_string_value(json_object_get(it, "path"));
+      }
+      if (!to) continue;
+    }
+    const char *b = json_string_value(v);
+    char *raw = malloc(strlen(b) + 1);
+    write_file(dir, to, raw, b64dec(b, raw));
+    free(raw);
+  }
+  json_decref(s);
+}
+
+/* Volume vol (from the template, or a claim template when claim) into dir. */
+static void volume_files(const podrun_opts_t *o, const json_t *vol, const char *dir) {
+  const json_t *sec = json_object_get(vol, "secret");
+  const json_t *proj = json_object_get(vol, "projected");
+  if (sec) {
+    secret_files(o, lab_str(sec, "secretName"), json_object_get(sec, "items"), dir);
+  } else if (proj) {
+    size_t i;
+    const json_t *src;
+    json_array_foreach(json_object_get(proj, "sources"), i, src) {
+      const json_t *ss = json_object_get(src, "secret");
+      if (!ss) fail_msg("podrun: a projected source other than a Secret");
+      secret_files(o, lab_str(ss, "name"), json_object_get(ss, "items"), dir);
+    }
+  } else if (!json_object_get(vol, "emptyDir")) {
+    fail_msg("podrun: volume %s is of a kind podrun does not know", lab_str(vol, "name"));
+  }
+}
+
+static const json_t *find_named(const json_t *arr, const char *name) {
+  size_t i;
+  const json_t *x;
+  json_array_foreach(arr, i, x) {
+    if (!strcmp(lab_str(x, "name") ? lab_str(x, "name") : "", name)) return x;
+  }
+  return NULL;
+}
+
+static void add_mount(plan_t *pl, const char *src, const char *dst, int ro) {
+  if (pl->nm == MAX_MOUNTS) fail_msg("podrun: too many mounts");
+  mnt_t *m = &pl->m[pl->nm++];
+  snprintf(m->src, sizeof m->src, "%s", src);
+  snprintf(m->dst, sizeof m->dst, "%s", dst);
+  m->ro = ro;
+}
+
+static void chown_tree(const char *dir, uid_t uid, gid_t gid) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "chown -R %u:%u '%s'", (unsigned)uid, (unsigned)gid, dir);
+  if (system(cmd) != 0) fail_msg("podrun: %s failed", cmd);
+}
+
+/* Every volumeMount of container c, materialised under p->dir. */
+static void plan_mounts(podrun_t *p, plan_t *pl, const json_t *obj, const json_t *c,
+                        const podrun_opts_t *o) {
+  const json_t *spec = lab_at(podrun_template(obj), "spec");
+  size_t i;
+  const json_t *vm;
+  json_array_foreach(json_object_get(c, "volumeMounts"), i, vm) {
+    const char *name = lab_str(vm, "name");
+    char dir[256];
+    const json_t *vol = find_named(json_object_get(spec, "volumes"), name);
+    if (!vol && find_named(lab_at(obj, "spec.volumeClaimTemplates"), name) == NULL)
+      fail_msg("podrun: volumeMount %s names no volume", name);
+    if (vol || !o->data_dir) {
+      snprintf(dir, sizeof dir, "%s/vol-%s", p->dir, name);
+      mkdirs(dir, 0755);
+      if (vol) volume_files(o, vol, dir);
+    } else {
+      snprintf(dir, sizeof dir, "%s", o->data_dir);
+      mkdirs(dir, 0755);
+    }
+    chown_tree(dir, pl->uid, pl->fs_group);
+    json_t *ro = json_object_get(vm, "readOnly");
+    add_mount(pl, dir, lab_str(vm, "mountPath"), json_is_true(ro));
+  }
+}
+
+/* The ServiceAccount's token, the cluster's CA and the namespace, as a Pod gets them. */
+static void plan_token(podrun_t *p, plan_t *pl, const json_t *spec, const podrun_opts_t *o) {
+  if (json_is_false(json_object_get(spec, "automountServiceAccountToken"))) return;
+  const char *sa = lab_str(spec, "serviceAccountName");
+  char path[256], dir[256];
+  snprintf(path, sizeof path, "/api/v1/namespaces/%s/serviceaccounts/%s/token", o->ns,
+           sa ? sa : "default");
+  json_t *tr = NULL;
+  ripple_kube_status_t st;
+  const char *body = "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenRequest\","
+                     "\"spec\":{\"expirationSeconds\":3600}}";
+  LAB_OK(st, ripple_kube_request(o->kc, "POST", path, "application/json", body, strlen(body), &tr,
+                                 &st));
+  const char *token = lab_str(tr, "status.token");
+  if (!token) fail_msg("podrun: the TokenRequest for %s gave no token", sa);
+  snprintf(dir, sizeof dir, "%s/serviceaccount", p->dir);
+  mkdirs(dir, 0755);
+  write_file(dir, "token", token, strlen(token));
+  write_file(dir, "namespace", o->ns, strlen(o->ns));
+  FILE *f = fopen(o->ca_file, "rb");
+  if (!f) fail_msg("podrun: cannot read %s", o->ca_file);
+  char ca[16384];
+  size_t n = fread(ca, 1, sizeof ca, f);
+  fclose(f);
+  write_file(dir, "ca.crt", ca, n);
+  json_decref(tr);
+  add_mount(pl, dir, SA_DIR, 1);
+}
+
+/* $(VAR) in an argument, from the container's own environment (as the kubelet
+ * expands it); an unknown $(VAR) stays as it is. */
+static char *expand(const char *arg, char *const *envp) {
+  char out[1024];
+  size_t n = 0;
+  for (const char *s = arg; *s && n + 1 < sizeof out;) {
+    const char *end = s[0] == '$' && s[1] == '(' ? strchr(s, ')') : NULL;
+    const char *val = NULL;
+    for (int i = 0; end && envp[i]; i++) {
+      size_t k = (size_t)(end - s - 2);
+      if (!strncmp(envp[i], s + 2, k) && envp[i][k] == '=') val = envp[i] + k + 1;
+    }
+    if (val) {
+      n += (size_t)snprintf(out + n, sizeof out - n, "%s", val);
+      s = end + 1;
+    } else {
+      out[n++] = *s++;
+    }
+  }
+  out[n < sizeof out ? n : sizeof out - 1] = '\0';
+  return strdup(out);
+}
+
+static void plan_env(plan_t *pl, const json_t *c, const podrun_opts_t *o) {
+  int n = 0;
+  char buf[512];
+  size_t i;
+  const json_t *e;
+  json_array_foreach(json_object_get(c, "env"), i, e) {
+    if (!json_object_get(e, "value")) fail_msg("podrun: env %s is not a plain value", lab_str(e, "name"));
+    if (n >= MAX_ENV) fail_msg("podrun: too many env entries");
+    snprintf(buf, sizeof buf, "%s=%s", lab_str(e, "name"), lab_str(e, "value"));
+    pl->envp[n++] = strdup(buf);
+  }
+  snprintf(buf, sizeof buf, "KUBERNETES_SERVICE_HOST=%s", o->api_host);
+  pl->envp[n++] = strdup(buf);
+  snprintf(buf, sizeof buf, "KUBERNETES_SERVICE_PORT=%s", o->api_port);
+  pl->envp[n++] = strdup(buf);
+  pl->envp[n++] = strdup("HOME=/");
+  pl->envp[n++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+  pl->envp[n] = NULL;
+}
+
+static void plan_args(plan_t *pl, const json_t *c, const podrun_opts_t *o) {
+  if (json_object_get(c, "command")) fail_msg("podrun: a command other than the image's entry point");
+  char bin[256];
+  snprintf(bin, sizeof bin, "%s/ripple", o->bin_dir);
+  int n = 0;
+  pl->argv[n++] = strdup(bin);
+  size_t i;
+  const json_t *a;
+  json_array_foreach(json_object_get(c, "args"), i, a) {
+    if (n > MAX_ARGS) fail_msg("podrun: too many arguments");
+    pl->argv[n++] = expand(json_string_value(a), pl->envp);
+  }
+  pl->argv[n] = NULL;
+}
+
+static long num_or(const json_t *j, const char *path, long dflt) {
+  long long v = lab_int(j, path);
+  return v < 0 ? dflt : (long)v;
+}
+
+/* In the child: the mounts, a read-only root, the user; then exec. Only
+ * async-signal-safe calls and _exit on failure (the message goes to the log). */
+static void child(const plan_t *pl) {
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+    perror("podrun: unshare");
+    _exit(125);
+  }
+  for (int i = 0; i < pl->nm; i++) {
+    if (mount(pl->m[i].src, pl->m[i].dst, NULL, MS_BIND, NULL) != 0 ||
+        (pl->m[i].ro &&
+         mount(NULL, pl->m[i].dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0)) {
+      perror(pl->m[i].dst);
+      _exit(125);
+    }
+  }
+  /* readOnlyRootFilesystem: the root's mount, in this namespace only. */
+  if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) != 0) {
+    perror("podrun: read-only root");
+    _exit(125);
+  }
+  gid_t groups[1] = {pl->fs_group};
+  if (setgroups(1, groups) != 0 || setgid(pl->gid) != 0 || setuid(pl->uid) != 0 ||
+      prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    perror("podrun: user");
+    _exit(125);
+  }
+  execve(pl->argv[0], pl->argv, pl->envp);
+  perror(pl->argv[0]);
+  _exit(127);
+}
+
+void podrun_start(podrun_t *p, const json_t *obj, const podrun_opts_t *o) {
+  memset(p, 0, sizeof *p);
+  const json_t *spec = lab_at(podrun_template(obj), "spec");
+  const json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
+  if (!c) fail_msg("podrun: %s has no container", lab_str(obj, "metadata.name"));
+  snprintf(p->dir, sizeof p->dir, "/var/tmp/ripple-podrun-XXXXXX");
+  if (!mkdtemp(p->dir)) fail_msg("mkdtemp: %s", strerror(errno));
+  chmod(p->dir, 0755);
+  snprintf(p->log, sizeof p->log, "%s/log", p->dir);
+  plan_t pl = {0};
+  const json_t *psc = json_object_get(spec, "securityContext");
+  pl.uid = (uid_t)num_or(psc, "runAsUser", 0);
+  pl.gid = (gid_t)num_or(psc, "runAsGroup", 0);
+  pl.fs_group = (gid_t)num_or(psc, "fsGroup", (long)pl.gid);
+  if (json_is_true(lab_at(psc, "runAsNonRoot")) && pl.uid == 0)
+    fail_msg("podrun: runAsNonRoot without a runAsUser");
+  plan_mounts(p, &pl, obj, c, o);
+  plan_token(p, &pl, spec, o);
+  for (int i = 0; i < pl.nm; i++) mkdirs(pl.m[i].dst, 0755);
+  plan_env(&pl, c, o);
+  plan_args(&pl, c, o);
+  int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail_msg("podrun: cannot open %s", p->log);
+  p->pid = fork();
+  if (p->pid < 0) fail_msg("fork: %s", strerror(errno));
+  if (p->pid == 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    child(&pl);
+  }
+  close(fd);
+  for (int i = 0; pl.argv[i]; i++) free(pl.argv[i]);
+  for (int i = 0; pl.envp[i]; i++) free(pl.envp[i]);
+}
+
+int podrun_wait(podrun_t *p, int timeout_ms) {
+  if (p->pid <= 0) return -1;
+  for (int waited = 0;; waited += 50) {
+    int status;
+    pid_t r = waitpid(p->pid, &status, WNOHANG);
+    if (r == p->pid) {
+      p->pid = 0;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    if (waited >= timeout_ms) {
+      kill(p->pid, SIGKILL);
+      waitpid(p->pid, &status, 0);
+      p->pid = 0;
+      return -1;
+    }
+    nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+  }
+}
+
+int podrun_stop(podrun_t *p) {
+  if (p->pid <= 0) return -1;
+  kill(p->pid, SIGTERM);
+  return podrun_wait(p, 30000);
+}
+
+void podrun_dump(const podrun_t *p) {
+  FILE *f = fopen(p->log, "r");
+  if (!f) return;
+  char line[1024];
+  fprintf(stderr, "---- %s\n", p->log);
+  while (fgets(line, sizeof line, f)) fputs(line, stderr);
+  fclose(f);
+}
