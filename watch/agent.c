@@ -272,7 +272,7 @@ int agent_run(const agent_opts_t *o, volatile sig_atomic_t *stop) {
   if (rc == RIPPLE_OK) rc = ripple_kube_client_new(cfg, NULL, &kc);
   ripple_kube_config_free(cfg);
   if (rc == RIPPLE_OK && o->trace_server &&
-      (rc = wtrace_new(o->trace_server, &a.trace)) != RIPPLE_OK)
+      (rc = wtrace_new(o->trace_server, o->trace_token, o->trace_ca, &a.trace)) != RIPPLE_OK)
     fprintf(stderr, "ripple-watch: --trace-server %s: %s\n", o->trace_server, ripple_strerror(rc));
   for (int i = 0; rc == RIPPLE_OK && i < a.nres; i++) rc = res_init(&a, kc, i);
   for (int i = 0; rc == RIPPLE_OK && i < a.nres; i++) rc = res_start(&a, kc, &a.res[i]);

@@ -30,6 +30,8 @@ typedef struct agent_opts {
   const char *kubeconfig, *context;
   uint32_t watch_timeout_s;
   const char *trace_server; /* NULL: no spans */
+  const char *trace_token;  /* its writer token (never logged), NULL: none */
+  const char *trace_ca;     /* a CA file for an https trace server, NULL: the system's */
   int keep_managed_fields;  /* record metadata.managedFields (left out by default) */
   int no_details;           /* with trace_server: spans only, no details (wdetail.h) */
   wdiff_redact_t redact;    /* never sent in details */

@@ -16,6 +16,7 @@
 
 #include "agent.h"
 #include "ripple/ripple.h"
+#include "ripplex/opt.h"
 #include "wconfig.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -44,6 +45,9 @@ static void usage(FILE *f) {
           "                         one key), e.g. /spec/template/spec/containers/*/env;\n"
           "                         repeatable (Secrets' data is never sent)\n"
           "  --no-details           with --trace-server, spans only\n"
+          "  --trace-server-token-file F  the trace server's writer token: F's first line\n"
+          "                         (a server started with --writer-token-file needs it)\n"
+          "  --trace-server-ca F    CA (PEM) to trust for an https:// trace server\n"
           "  --keep-managed-fields  record metadata.managedFields too (left out by default:\n"
           "                         a third to a half of each object, and analysis needs none)\n"
           "  --kubeconfig FILES     as kubectl's (default: $KUBECONFIG, ~/.kube/config)\n"
@@ -96,8 +100,12 @@ enum {
   O_TRACE,
   O_KEEPMF,
   O_REDACT,
-  O_NODETAILS
+  O_NODETAILS,
+  O_TOKEN,
+  O_TRACE_CA
 };
+
+static char *trace_token; /* --trace-server-token-file's token, never logged */
 
 static int parse_opt(agent_opts_t *o, int c, char *arg) {
   ripple_log_level_t lvl;
@@ -112,6 +120,17 @@ static int parse_opt(agent_opts_t *o, int c, char *arg) {
     case O_TRACE: o->trace_server = arg; return RIPPLE_OK;
     case O_KEEPMF: o->keep_managed_fields = 1; return RIPPLE_OK;
     case O_NODETAILS: o->no_details = 1; return RIPPLE_OK;
+    case O_TOKEN:
+      free(trace_token);
+      trace_token = NULL;
+      if (opt_token_file("ripple-watch", "--trace-server-token-file", arg, &trace_token))
+        return RIPPLE_EINVAL;
+      o->trace_token = trace_token;
+      return RIPPLE_OK;
+    case O_TRACE_CA:
+      if (opt_ca_file("ripple-watch", "--trace-server-ca", arg)) return RIPPLE_EINVAL;
+      o->trace_ca = arg;
+      return RIPPLE_OK;
     case O_REDACT: {
       char err[200];
       if (o->redact.n == WDIFF_REDACT_MAX) return RIPPLE_ERANGE;
@@ -166,6 +185,8 @@ int main(int argc, char **argv) {
                                         {"keep-managed-fields", 0, 0, O_KEEPMF},
                                         {"redact", 1, 0, O_REDACT},
                                         {"no-details", 0, 0, O_NODETAILS},
+                                        {"trace-server-token-file", 1, 0, O_TOKEN},
+                                        {"trace-server-ca", 1, 0, O_TRACE_CA},
                                         {"help", 0, 0, 'h'},
                                         {0, 0, 0, 0}};
   static agent_opts_t o;
@@ -189,11 +210,20 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
+  if ((o.trace_token || o.trace_ca) && !o.trace_server) {
+    fprintf(stderr,
+            "ripple-watch: --trace-server-token-file and --trace-server-ca go with "
+            "--trace-server\n");
+    return 2;
+  }
   if (o.checkpoint_ns <= 0) o.checkpoint_ns = 1000000000LL;
   struct sigaction sa = {0};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
-  return agent_run(&o, &stop_flag);
+  int rc = agent_run(&o, &stop_flag);
+  if (trace_token) memset(trace_token, 0, strlen(trace_token));
+  free(trace_token);
+  return rc;
 }

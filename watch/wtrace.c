@@ -19,10 +19,10 @@ struct wtrace {
   atomic_uint_fast64_t detail_errors;
 };
 
-int wtrace_new(const char *url, wtrace_t **out) {
+int wtrace_new(const char *url, const char *token, const char *ca_file, wtrace_t **out) {
   wtrace_t *t = calloc(1, sizeof *t);
   if (!t) return RIPPLE_ENOMEM;
-  ripple_shipper_opts_t o = {.url = url};
+  ripple_shipper_opts_t o = {.url = url, .bearer_token = token, .ca_file = ca_file};
   int rc = ripple_shipper_new(&o, &t->sh);
   if (rc != RIPPLE_OK) {
     free(t);

@@ -14,7 +14,9 @@
 
 typedef struct wtrace wtrace_t;
 
-int wtrace_new(const char *url, wtrace_t **out);
+/* url: the trace server; token: its writer token (a bearer token, NULL: none);
+ * ca_file: a CA (PEM) to trust for https (NULL: the system's). */
+int wtrace_new(const char *url, const char *token, const char *ca_file, wtrace_t **out);
 /* Send the change as a span named "<op> <resource>" (service "ripple-watch",
  * attributes object, namespace, uid, rv); an object without a context is
  * skipped. Never waits on the network. */

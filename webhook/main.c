@@ -36,6 +36,9 @@ static void usage(FILE *f) {
           "  --context NAME            kubeconfig context\n"
           "  --no-informers            run without a cluster: related objects are unknown\n"
           "  --trace-server URL        where mergelogs and spans go (default: nowhere)\n"
+          "  --trace-server-token-file F  the trace server's writer token: F's first line\n"
+          "                            (a server started with --writer-token-file needs it)\n"
+          "  --trace-server-ca F       CA (PEM) to trust for an https:// trace server\n"
           "  --namespace-exclude LIST  namespaces left alone, comma-separated\n"
           "                            (default ripple-system)\n"
           "  --controller-user PAT     also a controller: a user name, or a prefix ending in *\n"
@@ -57,6 +60,8 @@ typedef struct options {
   uint16_t port;
   char *cert, *key;
   const char *kubeconfig, *context, *trace_server;
+  char *trace_token;    /* --trace-server-token-file's token; never logged */
+  const char *trace_ca; /* --trace-server-ca */
   int no_informers;
   char *exclude; /* the list's copy, cut at commas */
   wh_users_t users;
@@ -97,6 +102,14 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, RIPPLE_OK;
   if (!strcmp(a, "--context")) return o->context = v, RIPPLE_OK;
   if (!strcmp(a, "--trace-server")) return o->trace_server = v, RIPPLE_OK;
+  if (!strcmp(a, "--trace-server-token-file")) {
+    free(o->trace_token);
+    o->trace_token = NULL;
+    return opt_token_file("ripple-webhook", a, v, &o->trace_token);
+  }
+  if (!strcmp(a, "--trace-server-ca"))
+    return opt_ca_file("ripple-webhook", a, v) == RIPPLE_OK ? (o->trace_ca = v, RIPPLE_OK)
+                                                            : RIPPLE_EINVAL;
   if (!strcmp(a, "--namespace-exclude")) return parse_exclude(v, o);
   if (!strcmp(a, "--controller-user")) return wh_users_add(&o->users, v);
   if (!strcmp(a, "--root-user")) return wh_users_add_root(&o->users, v);
@@ -121,9 +134,15 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
   opt_cli_t cli = {
       .prog = "ripple-webhook", .flags = flags, .option = parse_option, .usage = usage, .ud = o};
   if (opt_parse(argc, argv, &cli, status) != RIPPLE_OK) return RIPPLE_ESTATE;
+  *status = 2;
   if (!o->cert != !o->key) {
     fprintf(stderr, "ripple-webhook: --tls-cert and --tls-key go together\n");
-    *status = 2;
+    return RIPPLE_ESTATE;
+  }
+  if ((o->trace_token || o->trace_ca) && !o->trace_server) {
+    fprintf(stderr,
+            "ripple-webhook: --trace-server-token-file and --trace-server-ca go with "
+            "--trace-server\n");
     return RIPPLE_ESTATE;
   }
   return RIPPLE_OK;
@@ -217,7 +236,8 @@ static int serve(options_t *o, const sigset_t *sigs) {
   char err[512];
   if (!o->no_informers && start_cache(o, &client, &r) != RIPPLE_OK) goto done;
   if (o->trace_server) {
-    ripple_shipper_opts_t so = {.url = o->trace_server};
+    ripple_shipper_opts_t so = {
+        .url = o->trace_server, .bearer_token = o->trace_token, .ca_file = o->trace_ca};
     if (ripple_shipper_new(&so, &r.shipper) != RIPPLE_OK) {
       fprintf(stderr, "ripple-webhook: --trace-server '%s' is not usable\n", o->trace_server);
       goto done;
@@ -238,9 +258,10 @@ static int serve(options_t *o, const sigset_t *sigs) {
     goto done;
   }
   ripple_log(RIPPLE_LOG_INFO, "listening",
-             "addr=%s:%u tls=%s informers=%s trace_server=%s traceparent=%s", o->host,
-             wh_http_port(h), o->cert ? "on" : "off", r.cache ? "on" : "off",
-             o->trace_server ? o->trace_server : "none", o->wo.traceparent ? "on" : "off");
+             "addr=%s:%u tls=%s informers=%s trace_server=%s trace_token=%s traceparent=%s",
+             o->host, wh_http_port(h), o->cert ? "on" : "off", r.cache ? "on" : "off",
+             o->trace_server ? o->trace_server : "none", o->trace_token ? "set" : "none",
+             o->wo.traceparent ? "on" : "off");
   int sig;
   sigwait(sigs, &sig);
   ripple_log(RIPPLE_LOG_INFO, "stopping", "signal=%d", sig);
@@ -276,5 +297,7 @@ int main(int argc, char **argv) {
   free(o.cert);
   free(o.key);
   free(o.exclude);
+  if (o.trace_token) memset(o.trace_token, 0, strlen(o.trace_token));
+  free(o.trace_token);
   return rc;
 }

@@ -3,7 +3,8 @@
  *
  * ripple-server, ripple-webhook and ripple-guard take "--name value" options
  * and a few flags; the loop, its messages and the value grammars live here so
- * that the three read their command lines the same way.
+ * that the three read their command lines the same way. The file readers
+ * (certificates, the trace server's token and CA) serve ripple-watch too.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,6 +56,48 @@ int opt_file(const char *prog, const char *path, char **out) {
   return RIPPLE_ESYS;
 }
 
+/* Token files are one short line; a larger file is not one. */
+#define TOKEN_FILE_MAX 65536
+
+int opt_token_file(const char *prog, const char *option, const char *path, char **out) {
+  char *text = NULL;
+  if (sbuf_read_file_max(path, TOKEN_FILE_MAX, &text, NULL) != RIPPLE_OK) {
+    fprintf(stderr, "%s: %s %s: cannot read it: %s\n", prog, option, path,
+            errno == EFBIG ? "larger than 64 KiB, not a token" : strerror(errno));
+    return RIPPLE_ESYS;
+  }
+  char *b = text;
+  while (*b == ' ' || *b == '\t') b++;
+  size_t n = strcspn(b, "\r\n");
+  while (n && (b[n - 1] == ' ' || b[n - 1] == '\t')) n--;
+  if (!n) {
+    fprintf(stderr, "%s: %s %s: its first line holds no token\n", prog, option, path);
+    free(text);
+    return RIPPLE_EINVAL;
+  }
+  memmove(text, b, n);
+  text[n] = '\0';
+  *out = text;
+  return RIPPLE_OK;
+}
+
+int opt_ca_file(const char *prog, const char *option, const char *path) {
+  char *text = NULL;
+  size_t n = 0;
+  if (sbuf_read_file_max(path, 1u << 22, &text, &n) != RIPPLE_OK) {
+    fprintf(stderr, "%s: %s %s: cannot read it: %s\n", prog, option, path, strerror(errno));
+    return RIPPLE_EINVAL;
+  }
+  int pem = strstr(text, "-----BEGIN CERTIFICATE-----") != NULL;
+  free(text);
+  if (!pem) {
+    fprintf(stderr, "%s: %s %s: no PEM certificate in it (-----BEGIN CERTIFICATE-----)\n", prog,
+            option, path);
+    return RIPPLE_EINVAL;
+  }
+  return RIPPLE_OK;
+}
+
 static int is_flag(const opt_cli_t *c, const char *a) {
   for (const char *const *f = c->flags; f && *f; f++)
     if (!strcmp(*f, a)) return 1;
@@ -69,8 +112,22 @@ int opt_parse(int argc, char **argv, const opt_cli_t *c, int *exit_status) {
       *exit_status = 0;
       return RIPPLE_ESTATE;
     }
+    /* "--name=value" is "--name value" (the way manifests write flags); the value
+     * stays in argv, so options may keep pointers to it. */
+    char name[64];
+    const char *eq = !strncmp(a, "--", 2) ? strchr(a, '=') : NULL;
+    if (eq && (size_t)(eq - a) < sizeof name) {
+      snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+      a = name;
+      v = eq + 1;
+    }
     int flag = is_flag(c, a);
-    if (!flag && i + 1 < argc) v = argv[++i];
+    if (flag && v) {
+      fprintf(stderr, "%s: %s takes no value\n", c->prog, a);
+      *exit_status = 2;
+      return RIPPLE_ESTATE;
+    }
+    if (!flag && !v && i + 1 < argc) v = argv[++i];
     int rc = flag || v ? c->option(c->ud, a, v) : RIPPLE_ENOENT;
     if (rc == RIPPLE_ENOENT) {
       fprintf(stderr, "%s: unknown option or missing value: %s\n", c->prog, a);

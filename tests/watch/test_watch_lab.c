@@ -7,7 +7,8 @@
  * while more changes are made; and with the API server restarted while the
  * agent was down, so that its resume point is gone and the changes made
  * meanwhile come from a relist (marked relist:true, once each). And
- * --trace-server: changes of objects with a ripple context become spans.
+ * --trace-server: changes of objects with a ripple context become spans,
+ * sent with --trace-server-token-file's token.
  * And a Deployment with its ReplicaSet and Pods, the agent killed while the
  * controllers work: the records end with exactly the server's objects.
  */
@@ -29,7 +30,8 @@ typedef struct lab {
   ripple_kube_client_t *kc;
   const ripple_kube_resource_t *cm;
   char ns[64], dir[128], out[256];
-  const char *resources; /* --resources; NULL: configmaps */
+  const char *resources;  /* --resources; NULL: configmaps */
+  const char *token_file; /* --trace-server-token-file (with a trace URL); NULL: none */
   /* Every (uid, rv) the client made with an add or an update, one per line
    * "op uid rv"; deletes as "delete uid". */
   json_t *want;
@@ -53,7 +55,8 @@ static pid_t agent_start_with(lab_t *l, const char *trace_url) {
     if (!bin) _exit(127);
     execl(bin, bin, "--resources", l->resources ? l->resources : "configmaps", "--namespace", l->ns,
           "--out", l->out, "--state-dir", state, "--checkpoint-every", "200ms", "--report-every",
-          "1s", trace_url ? "--trace-server" : NULL, trace_url, NULL);
+          "1s", trace_url ? "--trace-server" : NULL, trace_url,
+          l->token_file ? "--trace-server-token-file" : NULL, l->token_file, NULL);
     _exit(127);
   }
   g_agent = pid;
@@ -480,6 +483,13 @@ static void test_watch_agent_trace(void **state) {
   snprintf(url, sizeof url, "http://127.0.0.1:%d", recv_port(rs));
   lab_t l;
   lab_setup(&l, "rw-watcht");
+  char token_file[300];
+  snprintf(token_file, sizeof token_file, "%s/token", l.dir);
+  FILE *tf = fopen(token_file, "w");
+  assert_non_null(tf);
+  fputs("  tok-watch-lab \n", tf); /* trimmed */
+  fclose(tf);
+  l.token_file = token_file;
   pid_t pid = agent_start_with(&l, url);
   marker(&l, "begin");
   json_t *obj = lab_json(
@@ -494,6 +504,9 @@ static void test_watch_agent_trace(void **state) {
   agent_stop(pid, SIGTERM); /* the shipper delivers what is queued before exiting */
   assert_int_equal(recv_records(rs, "/v1/spans"), 2);
   assert_int_equal(recv_invalid(rs), 0);
+  char auth[128];
+  recv_last_auth(rs, auth, sizeof auth);
+  assert_string_equal(auth, "Bearer tok-watch-lab");
   recv_stop(rs);
   lab_teardown(&l);
 }

@@ -5,8 +5,9 @@
  *
  * Errors: value parsers return RIPPLE_OK, or RIPPLE_EINVAL for a value that
  * is not in their grammar (outputs untouched). Messages for people are
- * printed by opt_parse() and opt_file(), prefixed with the program's name.
- * Memory: opt_file() gives the caller a string to free().
+ * printed by opt_parse() and the file readers, prefixed with the program's
+ * name. Memory: opt_file() and opt_token_file() give the caller a string to
+ * free().
  */
 #ifndef RIPPLEX_OPT_H
 #define RIPPLEX_OPT_H
@@ -29,9 +30,19 @@ int opt_duration(const char *v, int64_t *ns);
 /* A whole file (a certificate, a key, a token list); on failure prints
  * "PROG: cannot read PATH: REASON" and returns RIPPLE_ESYS. */
 int opt_file(const char *prog, const char *path, char **out);
+/* A bearer token from a file (a mounted Secret's key): its first line,
+ * whitespace trimmed, into *out (free it). Unreadable: RIPPLE_ESYS; an empty
+ * first line: RIPPLE_EINVAL; each prints "PROG: OPTION PATH: REASON". The
+ * token itself is never printed. */
+int opt_token_file(const char *prog, const char *option, const char *path, char **out);
+/* A CA bundle a client is to trust (libcurl reads it again later): readable
+ * and holding a PEM certificate, else RIPPLE_EINVAL after printing
+ * "PROG: OPTION PATH: REASON". */
+int opt_ca_file(const char *prog, const char *option, const char *path);
 
-/* A program's options. option() is called for every "--name value" pair and
- * for every flag (value NULL); it returns RIPPLE_OK, RIPPLE_EINVAL for a bad
+/* A program's options. option() is called for every "--name value" pair (or
+ * "--name=value", as manifests write them) and for every flag (value NULL; a
+ * flag given "=value" is a usage error); it returns RIPPLE_OK, RIPPLE_EINVAL for a bad
  * value, RIPPLE_ENOENT for a name it does not know. */
 typedef struct opt_cli {
   const char *prog;

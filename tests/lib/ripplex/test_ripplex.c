@@ -127,6 +127,48 @@ static void test_opt_file(void **state) {
   test_rmtree(dir);
 }
 
+static void put(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* The first line, trimmed; an empty first line or no file is an error. */
+static void test_opt_token_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ripplex-test-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  const char *p = test_path(dir, "token");
+  static const char *const good[] = {"s3cret", "s3cret\n", "  s3cret \t\r\nsecond line\n",
+                                     "\ts3cret"};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    put(p, good[i]);
+    char *tok = NULL;
+    assert_int_equal(opt_token_file("test", "--token-file", p, &tok), RIPPLE_OK);
+    assert_string_equal(tok, "s3cret");
+    free(tok);
+  }
+  static const char *const empty[] = {"", "\n", "   \r\n", " \ns3cret\n"};
+  for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+    put(p, empty[i]);
+    char *tok = NULL;
+    assert_int_equal(opt_token_file("test", "--token-file", p, &tok), RIPPLE_EINVAL);
+    assert_null(tok);
+  }
+  char *tok = NULL;
+  assert_int_equal(opt_token_file("test", "--token-file", test_path(dir, "absent"), &tok),
+                   RIPPLE_ESYS);
+  assert_null(tok);
+  /* A CA file must hold a PEM certificate. */
+  put(p, "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+  assert_int_equal(opt_ca_file("test", "--ca", p), RIPPLE_OK);
+  put(p, "s3cret\n");
+  assert_int_equal(opt_ca_file("test", "--ca", p), RIPPLE_EINVAL);
+  assert_int_equal(opt_ca_file("test", "--ca", test_path(dir, "absent")), RIPPLE_EINVAL);
+  test_rmtree(dir);
+}
+
 typedef struct seen {
   char names[8][32], values[8][32];
   int n;
@@ -173,6 +215,21 @@ static void test_opt_parse(void **state) {
   assert_int_equal(s.n, 0);
   char *bad[] = {"prog", "--bad", "1"};
   assert_int_equal(parse(&s, 3, bad, &status), RIPPLE_ESTATE);
+  assert_int_equal(status, 2);
+  /* --name=value, as manifests write flags; "=" inside a value stays. */
+  char *eq[] = {"prog", "--listen=127.0.0.1:3", "--flag", "--listen", "a=b:4", "--listen="};
+  assert_int_equal(parse(&s, 6, eq, &status), RIPPLE_OK);
+  assert_int_equal(s.n, 4);
+  assert_string_equal(s.names[0], "--listen");
+  assert_string_equal(s.values[0], "127.0.0.1:3");
+  assert_string_equal(s.values[2], "a=b:4");
+  assert_string_equal(s.values[3], ""); /* an empty value is the option's to judge */
+  char *flag_value[] = {"prog", "--flag=1"};
+  assert_int_equal(parse(&s, 2, flag_value, &status), RIPPLE_ESTATE);
+  assert_int_equal(status, 2);
+  assert_int_equal(s.n, 0);
+  char *unknown_eq[] = {"prog", "--what=x"};
+  assert_int_equal(parse(&s, 2, unknown_eq, &status), RIPPLE_ESTATE);
   assert_int_equal(status, 2);
 }
 
@@ -251,10 +308,10 @@ static void test_json_escaper(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_yjson_types),  cmocka_unit_test(test_yjson_documents_and_errors),
-      cmocka_unit_test(test_opt_values),   cmocka_unit_test(test_opt_file),
-      cmocka_unit_test(test_opt_parse),    cmocka_unit_test(test_prom),
-      cmocka_unit_test(test_json_escaper),
+      cmocka_unit_test(test_yjson_types),    cmocka_unit_test(test_yjson_documents_and_errors),
+      cmocka_unit_test(test_opt_values),     cmocka_unit_test(test_opt_file),
+      cmocka_unit_test(test_opt_token_file), cmocka_unit_test(test_opt_parse),
+      cmocka_unit_test(test_prom),           cmocka_unit_test(test_json_escaper),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
