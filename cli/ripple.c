@@ -25,6 +25,7 @@ static const struct {
     {"run", "runs a change scenario with the watch agent recording (docs/run.md)"},
     {"webhook", "the admission webhook: CPIDs for unmodified controllers (docs/webhook.md)"},
     {"guard", "takes the webhook out of the write path while it does not answer (docs/guard.md)"},
+    {"certs", "creates the webhook's TLS Secret and token Secrets in-cluster (docs/certs.md)"},
 };
 
 static void usage(FILE *f) {
