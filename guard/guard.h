@@ -49,7 +49,13 @@ typedef struct guard_sm {
 /* disabled: the registration's state when the guard starts (a guard that
  * restarts while the webhook is out keeps it out until it recovers). */
 void guard_sm_init(guard_sm_t *sm, unsigned fail_after, unsigned recover_after, int disabled);
-/* One probe's result at time now_ns: what changed in the decision. */
+/* One round's result at time now_ns: what changed in the decision. While
+ * may_restore is 0 (the registration's caBundle is not yet the CA the probes
+ * used) a disabled webhook stays disabled, however many rounds succeed; the
+ * first good round after it turns 1 restores when enough succeeded. Disabling
+ * is never held back. */
+guard_action_t guard_sm_step(guard_sm_t *sm, int ok, int may_restore, int64_t now_ns);
+/* guard_sm_step with may_restore 1. */
 guard_action_t guard_sm_probe(guard_sm_t *sm, int ok, int64_t now_ns);
 
 /* ---- the probe's request and answer (answer.c) --------------------------- */
@@ -91,6 +97,26 @@ int guard_reg_read(ripple_kube_client_t *kc, const char *name, guard_reg_t *out,
 int guard_reg_set(ripple_kube_client_t *kc, const char *name, const guard_reg_t *r, int off,
                   ripple_kube_status_t *st);
 
+/* ---- the CA bundle kept on the registration (bundle.c, reg_kube.c) -------- */
+
+#define GUARD_BUNDLE_MAX (1u << 20)
+
+/* Does p hold a PEM certificate (BEGIN, then END CERTIFICATE) and no NUL? */
+int guard_bundle_is_pem(const char *p, size_t len);
+/* --ca-bundle's file into *out (free it), its length in *len: RIPPLE_OK;
+ * RIPPLE_ESYS when it cannot be read (or is over GUARD_BUNDLE_MAX),
+ * RIPPLE_EINVAL when it is not PEM; why says which, never the content. */
+int guard_bundle_read(const char *path, char **out, size_t *len, char *why, size_t cap);
+/* 1 when every webhook's caBundle (decoded) is exactly pem, else 0. */
+int guard_reg_ca_equal(const guard_reg_t *r, const char *pem, size_t len);
+/* A strategic merge patch that sets every webhook's clientConfig.caBundle to
+ * base64(pem), keyed by the webhooks' names; url or service are kept. */
+void guard_reg_ca_patch(const guard_reg_t *r, const char *pem, size_t len, sbuf_t *out);
+/* After that patch succeeded: r's caBundles become copies of pem. */
+int guard_reg_ca_adopt(guard_reg_t *r, const char *pem, size_t len);
+int guard_reg_set_ca(ripple_kube_client_t *kc, const char *name, const guard_reg_t *r,
+                     const char *pem, size_t len, ripple_kube_status_t *st);
+
 /* ---- the probe (probe.c) ------------------------------------------------- */
 
 /* One dry AdmissionReview POSTed to t within timeout_ms: RIPPLE_OK when the
@@ -102,7 +128,9 @@ int guard_probe(const guard_target_t *t, uint32_t timeout_ms, uint64_t seq, char
 
 typedef struct guard_metrics {
   atomic_uint_fast64_t probes, probe_failures, disabled, restored, kube_errors;
+  atomic_uint_fast64_t ca_bundle_set, ca_bundle_errors; /* --ca-bundle */
   atomic_int webhook_disabled, last_ok;
+  atomic_int ca_bundle_synced; /* the registration's caBundle is --ca-bundle's (1 without it) */
   atomic_int_fast64_t last_probe_us; /* how long the last probe took */
 } guard_metrics_t;
 

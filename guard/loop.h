@@ -11,10 +11,11 @@
 #include "guard.h"
 
 typedef struct guard_opts {
-  const char *name;     /* the MutatingWebhookConfiguration */
-  const char *url;      /* --url: probe this instead of clientConfig */
-  const char *ca;       /* --ca: its PEM text (NULL: the system's CAs) */
-  uint32_t interval_ms; /* between probes */
+  const char *name;      /* the MutatingWebhookConfiguration */
+  const char *url;       /* --url: probe this instead of clientConfig */
+  const char *ca;        /* --ca: its PEM text (NULL: the system's CAs) */
+  const char *ca_bundle; /* --ca-bundle: the file kept as every caBundle, re-read every resync */
+  uint32_t interval_ms;  /* between probes */
   uint32_t probe_timeout_ms;
   uint32_t resync_ms; /* re-read the registration this often */
   unsigned fail_after, recover_after;

@@ -36,6 +36,9 @@ static void usage(FILE *f) {
           "  --context NAME          kubeconfig context\n"
           "  --url URL --ca F        probe URL with CA file F instead of each webhook's\n"
           "                          clientConfig and caBundle\n"
+          "  --ca-bundle F           keep every webhook's caBundle equal to this PEM file (the\n"
+          "                          webhook's CA; re-read every --resync) and probe with it;\n"
+          "                          the condition comes off only once the caBundle is set\n"
           "  --interval MS           between probes (default 250)\n"
           "  --probe-timeout MS      a probe's whole time, connect to answer (default 250)\n"
           "  --fail-after N          consecutive failures that disable (default 2)\n"
@@ -72,6 +75,8 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, RIPPLE_OK;
   if (!strcmp(a, "--context")) return o->context = v, RIPPLE_OK;
   if (!strcmp(a, "--url")) return o->g.url = v, RIPPLE_OK;
+  /* Not read here: a missing or bad file is waited for, never fatal. */
+  if (!strcmp(a, "--ca-bundle")) return o->g.ca_bundle = v, RIPPLE_OK;
   if (!strcmp(a, "--ca")) {
     free(o->ca);
     o->ca = NULL;
@@ -99,6 +104,12 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
   }
   if (o->ca && !o->g.url) {
     fprintf(stderr, "ripple-guard: --ca goes with --url\n");
+    return RIPPLE_ESTATE;
+  }
+  if (o->ca && o->g.ca_bundle) {
+    fprintf(stderr,
+            "ripple-guard: --ca and --ca-bundle exclude each other (the probes trust "
+            "--ca-bundle's CA)\n");
     return RIPPLE_ESTATE;
   }
   o->g.ca = o->ca;
@@ -175,11 +186,13 @@ static int serve(options_t *o, const sigset_t *sigs) {
     ripple_kube_client_free(kc);
     return 1;
   }
+  char qb[600];
+  ripple_log_quote(o->g.ca_bundle ? o->g.ca_bundle : "none", qb, sizeof qb);
   ripple_log(RIPPLE_LOG_INFO, "listening",
              "addr=%s:%u name=%s interval_ms=%u probe_timeout_ms=%u fail_after=%u "
-             "recover_after=%u",
+             "recover_after=%u ca_bundle=%s",
              o->host, port, o->g.name, o->g.interval_ms, o->g.probe_timeout_ms, o->g.fail_after,
-             o->g.recover_after);
+             o->g.recover_after, qb);
   guard_loop(&o->g, kc, &m, sigs);
   MHD_stop_daemon(d);
   ripple_kube_client_free(kc);

@@ -21,6 +21,16 @@ void guard_metrics_write(guard_metrics_t *m, sbuf_t *b) {
   prom_counter(b, "ripple_guard_kube_errors_total",
                "Failed reads or patches of the registration (retried with backoff).",
                atomic_load(&m->kube_errors));
+  prom_counter(
+      b, "ripple_guard_ca_bundle_set_total",
+      "Times every webhook's caBundle was set to --ca-bundle's file (registration patched).",
+      atomic_load(&m->ca_bundle_set));
+  prom_counter(b, "ripple_guard_ca_bundle_errors_total",
+               "Reads of --ca-bundle's file that failed or found no PEM certificate.",
+               atomic_load(&m->ca_bundle_errors));
+  prom_gauge(b, "ripple_guard_ca_bundle_synced",
+             "1 while every webhook's caBundle equals --ca-bundle's file (always 1 without it).",
+             (double)atomic_load(&m->ca_bundle_synced));
   prom_gauge(b, "ripple_guard_webhook_disabled",
              "1 while the registration carries the guard's condition (the webhook is not called).",
              (double)atomic_load(&m->webhook_disabled));

@@ -1,7 +1,8 @@
 /*
  * reg_kube.c - reading the MutatingWebhookConfiguration and patching the
- * guard's condition on it, through libripple-kube (guard.h). The guard needs
- * only get and patch on that one object (webhook/deploy/guard.yaml).
+ * guard's condition (and, with --ca-bundle, the webhooks' caBundle) on it,
+ * through libripple-kube (guard.h). The guard needs only get and patch on
+ * that one object (webhook/deploy/guard.yaml).
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,18 +31,33 @@ int guard_reg_read(ripple_kube_client_t *kc, const char *name, guard_reg_t *out,
   return rc;
 }
 
-int guard_reg_set(ripple_kube_client_t *kc, const char *name, const guard_reg_t *reg, int off,
-                  ripple_kube_status_t *st) {
+/* One strategic merge patch of the registration, by the guard's field manager. */
+static int patch(ripple_kube_client_t *kc, const char *name, sbuf_t *p, ripple_kube_status_t *st) {
   const ripple_kube_resource_t *r;
   int rc = mwc(kc, &r, st);
   if (rc != RIPPLE_OK) return rc;
+  if (p->oom) return RIPPLE_ENOMEM;
+  ripple_kube_write_opts_t wo = {.field_manager = "ripple-guard"};
+  return ripple_kube_patch(kc, r, NULL, name, RIPPLE_KUBE_PATCH_STRATEGIC, p->p, p->len, &wo, NULL,
+                           st);
+}
+
+int guard_reg_set(ripple_kube_client_t *kc, const char *name, const guard_reg_t *reg, int off,
+                  ripple_kube_status_t *st) {
   sbuf_t p;
   sbuf_init(&p);
   guard_reg_patch(reg, off, &p);
-  ripple_kube_write_opts_t wo = {.field_manager = "ripple-guard"};
-  rc = p.oom ? RIPPLE_ENOMEM
-             : ripple_kube_patch(kc, r, NULL, name, RIPPLE_KUBE_PATCH_STRATEGIC, p.p, p.len, &wo,
-                                 NULL, st);
+  int rc = patch(kc, name, &p, st);
+  sbuf_free(&p);
+  return rc;
+}
+
+int guard_reg_set_ca(ripple_kube_client_t *kc, const char *name, const guard_reg_t *reg,
+                     const char *pem, size_t len, ripple_kube_status_t *st) {
+  sbuf_t p;
+  sbuf_init(&p);
+  guard_reg_ca_patch(reg, pem, len, &p);
+  int rc = patch(kc, name, &p, st);
   sbuf_free(&p);
   return rc;
 }

@@ -9,6 +9,10 @@
  * to recover_max), so a webhook that answers every other second is not put
  * back into the path every other second; a restore that holds for flap_ns
  * brings the need back to recover_after.
+ *
+ * A restore can also be held back (may_restore 0: the registration's caBundle
+ * is not yet the CA the probes trusted); the successes go on counting, so the
+ * first good round after the hold ends restores.
  */
 #include "guard.h"
 
@@ -36,7 +40,7 @@ static guard_action_t on_fail(guard_sm_t *sm, int64_t now_ns) {
   return GUARD_DISABLE;
 }
 
-static guard_action_t on_ok(guard_sm_t *sm, int64_t now_ns) {
+static guard_action_t on_ok(guard_sm_t *sm, int may_restore, int64_t now_ns) {
   sm->fails = 0;
   if (sm->oks < UINT32_MAX) sm->oks++;
   if (!sm->disabled) {
@@ -45,12 +49,16 @@ static guard_action_t on_ok(guard_sm_t *sm, int64_t now_ns) {
       sm->recover_need = sm->recover_after;
     return GUARD_KEEP;
   }
-  if (sm->oks < sm->recover_need) return GUARD_KEEP;
+  if (sm->oks < sm->recover_need || !may_restore) return GUARD_KEEP;
   sm->disabled = 0;
   sm->restored_at = now_ns ? now_ns : 1;
   return GUARD_RESTORE;
 }
 
+guard_action_t guard_sm_step(guard_sm_t *sm, int ok, int may_restore, int64_t now_ns) {
+  return ok ? on_ok(sm, may_restore, now_ns) : on_fail(sm, now_ns);
+}
+
 guard_action_t guard_sm_probe(guard_sm_t *sm, int ok, int64_t now_ns) {
-  return ok ? on_ok(sm, now_ns) : on_fail(sm, now_ns);
+  return guard_sm_step(sm, ok, 1, now_ns);
 }

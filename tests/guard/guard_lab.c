@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ripplex/sbuf.h"
+#include "ripplex/yjson.h"
 #include "rw_lab.h"
 #include "testutil.h"
 
@@ -106,4 +109,124 @@ int glab_reg_off(ripple_kube_client_t *kc, const char *name) {
   }
   json_decref(cfg);
   return n && off == n ? 1 : off == 0 ? 0 : -1;
+}
+
+char *glab_reg_ca(ripple_kube_client_t *kc, const char *name) {
+  json_t *cfg = NULL;
+  ripple_kube_status_t st;
+  if (ripple_kube_get(kc, lab_resolve(kc, "mutatingwebhookconfigurations"), NULL, name, &cfg,
+                      &st) != RIPPLE_OK)
+    return NULL;
+  const char *ca = json_string_value(json_object_get(
+      json_object_get(json_array_get(json_object_get(cfg, "webhooks"), 0), "clientConfig"),
+      "caBundle"));
+  char *out = strdup(ca ? ca : "");
+  json_decref(cfg);
+  return out;
+}
+
+/* argv's standard output into out; fails the test unless it exits 0. */
+static void run_capture(char *const argv[], sbuf_t *out) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (dup2(fds[1], 1) < 0) _exit(126);
+    close(fds[0]);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) sbuf_put(out, buf, (size_t)n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || out->oom || !out->len)
+    fail_msg("%s failed (status %d)", argv[0], status);
+}
+
+void glab_register_disabled(whlab_t *l, const char *name, const char *ca_file) {
+  const char *src = getenv("RIPPLE_SOURCE_DIR");
+  if (!src) fail_msg("RIPPLE_SOURCE_DIR is needed (ctest sets it)");
+  char script[512], url[64];
+  snprintf(script, sizeof script, "%s/webhook/deploy/registration.sh", src);
+  snprintf(url, sizeof url, "https://127.0.0.1:%u/mutate", l->webhook.port);
+  /* The generator needs a CA; without ca_file it is dropped below. */
+  char *argv[] = {script,
+                  "--name",
+                  (char *)name,
+                  "--url",
+                  url,
+                  ca_file ? "--ca-file" : "--ca-bundle",
+                  ca_file ? (char *)ca_file : "Cg==",
+                  "--namespaces",
+                  (char *)l->ns,
+                  NULL};
+  sbuf_t y;
+  sbuf_init(&y);
+  run_capture(argv, &y);
+  json_t *docs = NULL;
+  char err[256];
+  if (yjson_parse(y.p, y.len, &docs, err, sizeof err) != RIPPLE_OK)
+    fail_msg("registration.sh's YAML: %s", err);
+  sbuf_free(&y);
+  json_t *cfg = json_array_get(docs, 0), *wh;
+  size_t i;
+  json_array_foreach(json_object_get(cfg, "webhooks"), i, wh) {
+    if (!ca_file) json_object_del(json_object_get(wh, "clientConfig"), "caBundle");
+    json_array_append_new(
+        json_object_get(wh, "matchConditions"),
+        json_pack("{s:s,s:s}", "name", "ripple-guard-off", "expression", "false"));
+  }
+  ripple_kube_status_t st;
+  LAB_OK(st, ripple_kube_create(l->kc, lab_resolve(l->kc, "mutatingwebhookconfigurations"), NULL,
+                                cfg, NULL, NULL, &st));
+  json_decref(docs);
+  snprintf(l->name, sizeof l->name, "%s", name);
+}
+
+int glab_log_count(const whlab_proc_t *g, const char *event, int *first) {
+  FILE *f = fopen(g->log, "r");
+  char line[2048];
+  int n = 0, i = 0;
+  *first = -1;
+  size_t el = strlen(event);
+  while (f && fgets(line, sizeof line, f)) {
+    /* "event=NAME" then a space or the end: not a longer event's name. */
+    for (const char *p = strstr(line, "event="); p; p = strstr(p + 1, "event=")) {
+      if (!strncmp(p + 6, event, el) && (p[6 + el] == ' ' || p[6 + el] == '\n' || !p[6 + el])) {
+        if (*first < 0) *first = i;
+        n++;
+        break;
+      }
+    }
+    i++;
+  }
+  if (f) fclose(f);
+  return n;
+}
+
+char *glab_b64_file(const char *path) {
+  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  char *text = NULL;
+  size_t n = 0;
+  if (sbuf_read_file_max(path, 1u << 20, &text, &n) != RIPPLE_OK) fail_msg("cannot read %s", path);
+  const unsigned char *s = (const unsigned char *)text;
+  sbuf_t b;
+  sbuf_init(&b);
+  for (size_t i = 0; i < n; i += 3) {
+    unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0) |
+                 (i + 2 < n ? s[i + 2] : 0);
+    sbuf_putc(&b, tab[v >> 18 & 63]);
+    sbuf_putc(&b, tab[v >> 12 & 63]);
+    sbuf_putc(&b, i + 1 < n ? tab[v >> 6 & 63] : '=');
+    sbuf_putc(&b, i + 2 < n ? tab[v & 63] : '=');
+  }
+  sbuf_putc(&b, '\0');
+  free(text);
+  assert_false(b.oom);
+  return b.p;
 }

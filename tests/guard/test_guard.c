@@ -2,10 +2,14 @@
  * test_guard.c - ripple-guard's pure parts, no cluster: the probe/hysteresis
  * state machine (with flap damping), the check of a webhook's answer, the
  * registration's parse and the patch that adds or removes the guard's
- * condition, and the loopback rule for probe URLs.
+ * condition, and the loopback rule for probe URLs; --ca-bundle: the file's
+ * check, the caBundle comparison and patch, and the restore held back until
+ * the registration carries the CA the probes used.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "guard.h"
 #include "ripplex/sbuf.h"
@@ -259,6 +263,184 @@ static void test_loopback(void **state) {
   assert_false(guard_url_loopback(NULL));
 }
 
+/* The restore waits for the caBundle; disabling never does. */
+static void test_restore_held_for_ca(void **state) {
+  (void)state;
+  guard_sm_t sm = {0};
+  int64_t now = 0;
+  guard_sm_init(&sm, 2, 3, 1); /* a registration created disabled (fresh install) */
+  for (int i = 0; i < 10; i++) {
+    assert_int_equal(guard_sm_step(&sm, 1, 0, now += SEC / 4), GUARD_KEEP);
+    assert_true(sm.disabled);
+  }
+  /* A failure while held starts the count again. */
+  assert_int_equal(guard_sm_step(&sm, 0, 0, now += SEC / 4), GUARD_KEEP);
+  assert_int_equal(guard_sm_step(&sm, 1, 1, now += SEC / 4), GUARD_KEEP);
+  assert_int_equal(guard_sm_step(&sm, 1, 1, now += SEC / 4), GUARD_KEEP);
+  assert_int_equal(guard_sm_step(&sm, 1, 1, now += SEC / 4), GUARD_RESTORE);
+  assert_false(sm.disabled);
+  /* Enabled with a caBundle that differs: failures still disable. */
+  guard_sm_init(&sm, 2, 3, 0);
+  assert_int_equal(guard_sm_step(&sm, 0, 0, now += SEC / 4), GUARD_KEEP);
+  assert_int_equal(guard_sm_step(&sm, 0, 0, now += SEC / 4), GUARD_DISABLE);
+  /* Enough successes while held: the first round allowed restores at once. */
+  for (int i = 0; i < 5; i++) assert_int_equal(guard_sm_step(&sm, 1, 0, now += 1), GUARD_KEEP);
+  assert_int_equal(guard_sm_step(&sm, 1, 1, now += 1), GUARD_RESTORE);
+}
+
+#define PEM "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+static void test_bundle_is_pem(void **state) {
+  (void)state;
+  assert_true(guard_bundle_is_pem(PEM, strlen(PEM)));
+  assert_true(guard_bundle_is_pem(PEM PEM, 2 * strlen(PEM)));
+  assert_false(guard_bundle_is_pem("", 0));
+  assert_false(guard_bundle_is_pem(NULL, 0));
+  assert_false(guard_bundle_is_pem("not a certificate\n", 18));
+  assert_false(guard_bundle_is_pem("-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----\n", 54));
+  assert_false(guard_bundle_is_pem("-----BEGIN CERTIFICATE-----\n", 28)); /* cut short */
+  const char bin[] = "-----BEGIN CERTIFICATE-----\n\0\n-----END CERTIFICATE-----\n";
+  assert_false(guard_bundle_is_pem(bin, sizeof bin - 1));
+  /* A key is not a CA. */
+  assert_false(
+      guard_bundle_is_pem("-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n", 56));
+}
+
+static void write_file(const char *path, const char *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(p, 1, n, f), n);
+  fclose(f);
+}
+
+static void test_bundle_read(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ripple-guard-test-XXXXXX", path[64], why[256];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/ca.crt", dir);
+  char *text = NULL;
+  size_t len = 0;
+  assert_int_equal(guard_bundle_read(path, &text, &len, why, sizeof why), RIPPLE_ESYS);
+  assert_non_null(strstr(why, "No such file"));
+  write_file(path, PEM, strlen(PEM));
+  assert_int_equal(guard_bundle_read(path, &text, &len, why, sizeof why), RIPPLE_OK);
+  assert_int_equal(len, strlen(PEM));
+  assert_memory_equal(text, PEM, len);
+  free(text);
+  text = NULL;
+  write_file(path, "", 0);
+  assert_int_equal(guard_bundle_read(path, &text, &len, why, sizeof why), RIPPLE_EINVAL);
+  assert_string_equal(why, "empty");
+  write_file(path, "ca.crt: hello\n", 14);
+  assert_int_equal(guard_bundle_read(path, &text, &len, why, sizeof why), RIPPLE_EINVAL);
+  assert_null(strstr(why, "hello")); /* the content is never repeated */
+  assert_null(text);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* A registration with the condition on every webhook and the given caBundle
+ * (base64, "" for none) on both. */
+static json_t *cfg_ca(const char *b64) {
+  char text[2048], ca[600] = "";
+  if (*b64) snprintf(ca, sizeof ca, ",\"caBundle\":\"%s\"", b64);
+  snprintf(text, sizeof text,
+           "{\"webhooks\":[{\"name\":\"a.ripple.dev\",\"clientConfig\":{\"url\":"
+           "\"https://127.0.0.1:8443/mutate\"%s},\"matchConditions\":[{\"name\":"
+           "\"ripple-guard-off\",\"expression\":\"false\"}]},{\"name\":\"b.ripple.dev\","
+           "\"clientConfig\":{\"url\":\"https://127.0.0.1:8443/mutate\"%s},"
+           "\"matchConditions\":[{\"name\":\"ripple-guard-off\",\"expression\":\"false\"}]}]}",
+           ca, ca);
+  json_t *j = json_loads(text, 0, NULL);
+  assert_non_null(j);
+  return j;
+}
+
+/* The caBundle patch: one entry per webhook by name, clientConfig.caBundle
+ * only, base64 that decodes back to the file (every padding length). */
+static void test_ca_patch(void **state) {
+  (void)state;
+  guard_reg_t r;
+  char why[256];
+  json_t *j = cfg_ca("");
+  assert_int_equal(guard_reg_parse(j, &r, why, sizeof why), RIPPLE_OK);
+  json_decref(j);
+  assert_false(guard_reg_ca_equal(&r, PEM, strlen(PEM)));
+  for (size_t cut = 0; cut < 3; cut++) {
+    size_t len = strlen(PEM) - cut;
+    sbuf_t b;
+    sbuf_init(&b);
+    guard_reg_ca_patch(&r, PEM, len, &b);
+    json_t *p = json_loadb(b.p, b.len, 0, NULL);
+    assert_non_null(p);
+    json_t *whs = json_object_get(p, "webhooks");
+    assert_int_equal(json_array_size(whs), 2);
+    for (size_t i = 0; i < 2; i++) {
+      json_t *wh = json_array_get(whs, i);
+      assert_string_equal(json_string_value(json_object_get(wh, "name")), r.t[i].name);
+      assert_int_equal(json_object_size(wh), 2); /* name and clientConfig, nothing else */
+      json_t *cc = json_object_get(wh, "clientConfig");
+      assert_int_equal(json_object_size(cc), 1); /* url or service kept by the merge */
+      if (cut == 0)
+        assert_string_equal(json_string_value(json_object_get(cc, "caBundle")),
+                            "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNB"
+                            "VEUtLS0tLQo=");
+    }
+    /* The registration patched with it: parsed back, it equals the file. */
+    json_t *again = cfg_ca(json_string_value(
+        json_object_get(json_object_get(json_array_get(whs, 0), "clientConfig"), "caBundle")));
+    guard_reg_t r2;
+    assert_int_equal(guard_reg_parse(again, &r2, why, sizeof why), RIPPLE_OK);
+    assert_true(guard_reg_ca_equal(&r2, PEM, len));
+    assert_false(guard_reg_ca_equal(&r2, PEM, len - 1));
+    guard_reg_free(&r2);
+    json_decref(again);
+    json_decref(p);
+    sbuf_free(&b);
+  }
+  guard_reg_free(&r);
+}
+
+/* A fresh install: the registration created with the condition and without
+ * caBundle. Held until the caBundle patch went through, then restored after
+ * --recover-after good rounds, by a patch that deletes the condition. */
+static void test_fresh_install(void **state) {
+  (void)state;
+  guard_reg_t r;
+  char why[256];
+  json_t *j = cfg_ca("");
+  assert_int_equal(guard_reg_parse(j, &r, why, sizeof why), RIPPLE_OK);
+  json_decref(j);
+  assert_int_equal(r.off, 1);
+  assert_null(r.t[0].ca);
+  guard_sm_t sm = {0};
+  int64_t now = 0;
+  guard_sm_init(&sm, 2, 3, r.off != 0);
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(
+        guard_sm_step(&sm, 1, guard_reg_ca_equal(&r, PEM, strlen(PEM)), now += SEC / 4),
+        GUARD_KEEP);
+  /* The caBundle patch succeeded: the guard's copy follows. */
+  assert_int_equal(guard_reg_ca_adopt(&r, PEM, strlen(PEM)), RIPPLE_OK);
+  assert_true(guard_reg_ca_equal(&r, PEM, strlen(PEM)));
+  assert_int_equal(guard_sm_step(&sm, 1, 1, now += SEC / 4), GUARD_RESTORE);
+  sbuf_t b;
+  sbuf_init(&b);
+  guard_reg_patch(&r, 0, &b);
+  json_t *p = json_loadb(b.p, b.len, 0, NULL);
+  json_t *c = json_array_get(
+      json_object_get(json_array_get(json_object_get(p, "webhooks"), 1), "matchConditions"), 0);
+  assert_string_equal(json_string_value(json_object_get(c, "name")), GUARD_OFF_NAME);
+  assert_string_equal(json_string_value(json_object_get(c, "$patch")), "delete");
+  json_decref(p);
+  sbuf_free(&b);
+  /* Without --ca-bundle (guard_sm_probe) the same start restores after 3. */
+  guard_sm_init(&sm, 2, 3, r.off != 0);
+  assert_int_equal(feed(&sm, 1, 2, &now), GUARD_KEEP);
+  assert_int_equal(guard_sm_probe(&sm, 1, now += SEC / 4), GUARD_RESTORE);
+  guard_reg_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_disable_after_n_failures),
@@ -272,6 +454,11 @@ int main(void) {
       cmocka_unit_test(test_reg_parse),
       cmocka_unit_test(test_reg_patch),
       cmocka_unit_test(test_loopback),
+      cmocka_unit_test(test_restore_held_for_ca),
+      cmocka_unit_test(test_bundle_is_pem),
+      cmocka_unit_test(test_bundle_read),
+      cmocka_unit_test(test_ca_patch),
+      cmocka_unit_test(test_fresh_install),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
