@@ -24,6 +24,7 @@ typedef enum vflag {
   F_TYPE,
   F_REPLICAS,
   F_SERVER,
+  F_SERVER_SERVICE,
   F_OUTPUT,
 } vflag_t;
 
@@ -33,9 +34,11 @@ static const struct {
   char shrt;
   vflag_t f;
 } vflags[] = {
-    {"kubeconfig", 0, F_KUBECONFIG}, {"context", 0, F_CONTEXT}, {"namespace", 'n', F_NAMESPACE},
-    {"filename", 'f', F_FILE},       {"patch", 'p', F_PATCH},   {"type", 0, F_TYPE},
-    {"replicas", 0, F_REPLICAS},     {"server", 0, F_SERVER},   {"output", 'o', F_OUTPUT},
+    {"kubeconfig", 0, F_KUBECONFIG}, {"context", 0, F_CONTEXT},
+    {"namespace", 'n', F_NAMESPACE}, {"filename", 'f', F_FILE},
+    {"patch", 'p', F_PATCH},         {"type", 0, F_TYPE},
+    {"replicas", 0, F_REPLICAS},     {"server", 0, F_SERVER},
+    {"output", 'o', F_OUTPUT},       {"server-service", 0, F_SERVER_SERVICE},
 };
 
 static const struct {
@@ -64,6 +67,14 @@ static int set_value(kr_args_t *a, vflag_t f, const char *v, char *err, size_t c
     case F_FILE: a->file = v; break;
     case F_PATCH: a->patch = v; break;
     case F_SERVER: a->server = v; break;
+    case F_SERVER_SERVICE: {
+      kr_where_t w;
+      char why[256];
+      if (kr_service_parse(v, &w, why, sizeof why) != RIPPLE_OK)
+        return fail(err, cap, "--server-service: %s", why);
+      a->server_service = v;
+      break;
+    }
     case F_TYPE:
       if (!strcmp(v, "strategic"))
         a->patch_type = RIPPLE_KUBE_PATCH_STRATEGIC;
@@ -223,12 +234,6 @@ int kr_args_parse(int argc, char *const *argv, kr_args_t *out, char *err, size_t
   return RIPPLE_OK;
 }
 
-const char *kr_args_server(const kr_args_t *a) {
-  if (a->server && *a->server) return a->server;
-  const char *env = getenv("RIPPLE_SERVER");
-  return env && *env ? env : KR_DEFAULT_SERVER;
-}
-
 void kr_usage(FILE *f) {
   fputs(
       "kubectl ripple: changes that carry a root CPID, and the cascades they cause\n"
@@ -238,16 +243,20 @@ void kr_usage(FILE *f) {
       "  kubectl ripple scale KIND/NAME --replicas=N\n"
       "  kubectl ripple patch KIND/NAME -p PATCH [--type strategic|merge|json]\n"
       "  kubectl ripple delete KIND/NAME\n"
-      "  kubectl ripple trace CPID [--server URL] [-o json]\n"
-      "  kubectl ripple last KIND/NAME [--server URL] [-o json]\n"
-      "  kubectl ripple why KIND/NAME [--server URL] [-o json]   the writes from the root change "
-      "to\n"
+      "  kubectl ripple trace CPID [-o json]\n"
+      "  kubectl ripple last KIND/NAME [-o json]\n"
+      "  kubectl ripple why KIND/NAME [-o json]   the writes from the root change to\n"
       "      the object's latest write: who, what changed, how long each took\n"
       "\n"
       "Every change prints \"cpid: <CPID>\"; trace it with kubectl ripple trace.\n"
-      "Flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (as kubectl);\n"
-      "--server URL (else $RIPPLE_SERVER, else " KR_DEFAULT_SERVER
-      "). Colours on a terminal unless NO_COLOR is set.\n"
-      "See docs/kubectl-ripple.md.\n",
+      "Flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (as kubectl).\n"
+      "The trace server: through the API server's service proxy with your kubeconfig's\n"
+      "credentials, to --server-service NAMESPACE/SERVICE[:PORT] (else $RIPPLE_SERVER_SERVICE,\n"
+      "else " KR_DEFAULT_SERVICE_NS "/" KR_DEFAULT_SERVICE_NAME ":" KR_DEFAULT_SERVICE_PORT
+      "); or directly to --server URL (else $RIPPLE_SERVER):\n"
+      "a port-forward. Reader token: $RIPPLE_READER_TOKEN, else the Secret "
+      "SERVICE" KR_TOKEN_SECRET_SUFFIX
+      ".\n"
+      "Colours on a terminal unless NO_COLOR is set. See docs/kubectl-ripple.md.\n",
       f);
 }

@@ -391,7 +391,7 @@ int kr_last_cpid(kr_kube_t *k, const kr_args_t *a, char *cpid, char *err, size_t
   if (rc != RIPPLE_OK) return rc;
   const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
   if (uid) {
-    rc = kr_tserver_roots(kr_args_server(a), uid, 1, &roots, err, cap);
+    rc = kr_tserver_roots(k->ts, uid, 1, &roots, err, cap);
     /* A trace server older than the endpoint (404), or a uid it does not
      * index: the annotation, as before. */
     if (rc == RIPPLE_ENOENT || rc == RIPPLE_EINVAL) rc = RIPPLE_OK;

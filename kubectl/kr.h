@@ -1,7 +1,8 @@
 /*
  * kr.h - kubectl-ripple's parts (docs/kubectl-ripple.md): the command line
- * (args.c), manifests (manifest.c), changes that carry a root CPID
- * (change.c), the trace server's answers (tserver.c), the cascade tree built
+ * (args.c), where the trace server is (where.c), manifests (manifest.c),
+ * changes that carry a root CPID (change.c), the trace server's answers,
+ * directly or through the API server's service proxy (tserver.c), the cascade tree built
  * from them (tree.c) with what each write changed (details.c), the per-hop
  * summary (hops.c), stalled writes (stalls.c), the two ways of showing a
  * trace: text (render.c) and JSON (tjson.c), and the chain of writes behind
@@ -22,7 +23,13 @@
 #include "ripple/kube.h"
 #include "ripple/ripple.h"
 
-#define KR_DEFAULT_SERVER "http://127.0.0.1:7480"
+/* Where the install puts the trace server (docs/kubectl-ripple.md), reached
+ * through the API server's service proxy unless --server names a URL; its
+ * reader token is in the Secret <service>-reader-token, key "token". */
+#define KR_DEFAULT_SERVICE_NS "ripple-system"
+#define KR_DEFAULT_SERVICE_NAME "ripple-server"
+#define KR_DEFAULT_SERVICE_PORT "http"
+#define KR_TOKEN_SECRET_SUFFIX "-reader-token"
 #define KR_FIELD_MANAGER "kubectl-ripple"
 
 /* ---- the command line (args.c) --------------------------------------------------- */
@@ -44,10 +51,11 @@ typedef struct kr_args {
   kr_cmd_t cmd;
   /* Borrowed from argv. NULL when not given. */
   const char *kubeconfig, *context, *namespace_;
-  const char *file;   /* apply -f */
-  const char *patch;  /* patch -p */
-  const char *server; /* --server */
-  const char *cpid;   /* trace CPID */
+  const char *file;           /* apply -f */
+  const char *patch;          /* patch -p */
+  const char *server;         /* --server */
+  const char *server_service; /* --server-service */
+  const char *cpid;           /* trace CPID */
   ripple_kube_patch_t patch_type;
   long replicas; /* scale --replicas; -1 when not given */
   int json;      /* -o json */
@@ -61,9 +69,32 @@ typedef struct kr_args {
  * "--flag value", "--flag=value", "-n value", "-nvalue". On failure err says
  * what is wrong (RIPPLE_EINVAL). */
 int kr_args_parse(int argc, char *const *argv, kr_args_t *out, char *err, size_t cap);
-/* The trace server's URL: --server, else $RIPPLE_SERVER, else the default. */
-const char *kr_args_server(const kr_args_t *a);
 void kr_usage(FILE *f);
+
+/* ---- where the trace server is (where.c) ------------------------------------------ */
+
+typedef struct kr_where {
+  /* Reached directly at this URL (borrowed); NULL: through the API server's
+   * service proxy to the Service below. */
+  const char *url;
+  char ns[64], name[64], port[16];
+  /* What chose it, for messages: "--server", "$RIPPLE_SERVER",
+   * "--server-service", "$RIPPLE_SERVER_SERVICE" or "the default". */
+  const char *from;
+} kr_where_t;
+
+/* --server URL, else --server-service, else $RIPPLE_SERVER, else
+ * $RIPPLE_SERVER_SERVICE, else the Service ripple-system/ripple-server:http.
+ * RIPPLE_EINVAL with err for both flags, or a malformed service. */
+int kr_where_pick(const kr_args_t *a, kr_where_t *out, char *err, size_t cap);
+/* "NAMESPACE/SERVICE[:PORT]" (PORT a port's name or number, default "http")
+ * into out's ns, name and port (url set to NULL, from untouched); the names
+ * checked as Kubernetes checks them. RIPPLE_EINVAL with err otherwise. */
+int kr_service_parse(const char *spec, kr_where_t *out, char *err, size_t cap);
+/* The API server's path to path on w's Service:
+ * "/api/v1/namespaces/NS/services/http:NAME:PORT/proxy" + path. A new string
+ * (free it); NULL when out of memory. */
+char *kr_proxy_path(const kr_where_t *w, const char *path);
 
 /* ---- manifests (manifest.c) ------------------------------------------------------- */
 
@@ -73,9 +104,12 @@ int kr_manifest_load(const char *path, json_t **out, char *err, size_t cap);
 
 /* ---- changes with a root CPID (change.c) ------------------------------------------ */
 
+typedef struct kr_ts kr_ts_t;
+
 typedef struct kr_kube {
   ripple_kube_client_t *kc;
   const char *namespace_; /* -n, else the kubeconfig context's */
+  kr_ts_t *ts;            /* the trace server (last, why); NULL for changes */
 } kr_kube_t;
 
 /* A fresh root context (a new CPID, no ancestors) and its annotation value. */
@@ -111,6 +145,29 @@ json_t *kr_jsonpatch_annotation(const json_t *annotations, const char *key, cons
 
 /* ---- the trace server (tserver.c) ------------------------------------------------- */
 
+/* How to reach the trace server w names, chosen once: directly over libcurl
+ * (w->url), or through the API server's service proxy with kc (borrowed, it
+ * must outlive the handle; required without w->url), api the API server's URL
+ * (the kubeconfig's, for messages and links). The reader token is
+ * $RIPPLE_READER_TOKEN, else through the proxy the Secret
+ * <service>-reader-token's "token" in the Service's namespace, read with kc
+ * (one the user may not read, or that is not there, is no token). It goes
+ * as "Authorization: Bearer" directly and as "X-Ripple-Token" through the
+ * proxy (the API server deletes Authorization). Never printed. */
+int kr_ts_open(const kr_where_t *w, ripple_kube_client_t *kc, const char *api, kr_ts_t **out,
+               char *err, size_t cap);
+void kr_ts_free(kr_ts_t *ts);
+/* The trace server as messages name it: "at URL (--server)", or "behind
+ * Service NS/NAME (the default, through the API server at URL)". */
+const char *kr_ts_where(const kr_ts_t *ts);
+/* The trace's page in the dashboard: kr_dashboard_url of the server's URL,
+ * or of the service proxy's on the API server. A new string (free it). */
+char *kr_ts_dashboard_url(const kr_ts_t *ts, const char *cpid);
+/* "dashboard: <url>" for the text views, and through the proxy a note: a
+ * browser needs the user's cluster credentials there, or `kubectl proxy`
+ * and the same page on it. */
+void kr_ts_put_dashboard(FILE *f, const kr_ts_t *ts, const char *url, const char *cpid);
+
 typedef struct kr_answers {
   json_t *related, *mergelogs, *spans;
   /* Optional, NULL when not asked for or not served (a server older than
@@ -119,17 +176,17 @@ typedef struct kr_answers {
 } kr_answers_t;
 
 /* GET /v1/cpids/{cpid}/related, /mergelogs and /spans (not details, stalls). */
-int kr_tserver_fetch(const char *base, const char *cpid, kr_answers_t *out, char *err, size_t cap);
+int kr_tserver_fetch(kr_ts_t *ts, const char *cpid, kr_answers_t *out, char *err, size_t cap);
 /* GET /v1/cpids/{cpid}/{what}: "origins", "details", "stalls". RIPPLE_ENOENT
  * for a 404 (a CPID the server does not know, or a server older than the
  * path), RIPPLE_ESYS when the server cannot be reached or fails. */
-int kr_tserver_cpid_get(const char *base, const char *cpid, const char *what, json_t **out,
-                        char *err, size_t cap);
+int kr_tserver_cpid_get(kr_ts_t *ts, const char *cpid, const char *what, json_t **out, char *err,
+                        size_t cap);
 void kr_answers_free(kr_answers_t *a);
 /* GET /v1/objects/{uid}/roots?limit=N: the object's root mergelogs, newest
  * first. RIPPLE_ENOENT when the server answers 404 (a server older than the
  * endpoint), RIPPLE_EINVAL for a uid the server does not index. */
-int kr_tserver_roots(const char *base, const char *uid, size_t limit, json_t **out, char *err,
+int kr_tserver_roots(kr_ts_t *ts, const char *uid, size_t limit, json_t **out, char *err,
                      size_t cap);
 
 /* ---- the cascade tree (tree.c) ---------------------------------------------------- */
@@ -272,8 +329,8 @@ size_t kr_why_roots(const json_t *origins, const json_t *roots, char (*out)[RIPP
 int kr_why(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap);
 /* kr_why once the object is read: obj as the API server gave it, kind its
  * resource's kind (names its annotation), what its name in messages. */
-int kr_why_object(const kr_args_t *a, const json_t *obj, const char *kind, const char *what,
-                  FILE *out, char *err, size_t cap);
+int kr_why_object(const kr_args_t *a, kr_ts_t *ts, const json_t *obj, const char *kind,
+                  const char *what, FILE *out, char *err, size_t cap);
 void kr_render_why(FILE *f, const kr_why_t *w, int colour);
 /* {"object", "root", "details", "hops": [...]}; a new reference. */
 json_t *kr_why_json(const kr_why_t *w);

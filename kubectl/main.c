@@ -18,24 +18,24 @@
 /* An answer that only adds to the trace (details, stalls): a server older
  * than it (404) gives none; a failure is said on stderr and the trace shown
  * without it. */
-static json_t *optional(const kr_args_t *a, const char *cpid, const char *what) {
+static json_t *optional(kr_ts_t *ts, const char *cpid, const char *what) {
   char err[1024];
   json_t *j = NULL;
-  int rc = kr_tserver_cpid_get(kr_args_server(a), cpid, what, &j, err, sizeof err);
+  int rc = kr_tserver_cpid_get(ts, cpid, what, &j, err, sizeof err);
   if (rc != RIPPLE_OK && rc != RIPPLE_ENOENT)
     fprintf(stderr, "warning: the trace without %s: %s\n", what, err);
   return rc == RIPPLE_OK ? j : NULL;
 }
 
-static int print_trace(const kr_args_t *a, const char *cpid) {
+static int print_trace(const kr_args_t *a, kr_ts_t *ts, const char *cpid) {
   char err[1024];
   kr_answers_t ans;
   kr_trace_t t;
-  int rc = kr_tserver_fetch(kr_args_server(a), cpid, &ans, err, sizeof err);
+  int rc = kr_tserver_fetch(ts, cpid, &ans, err, sizeof err);
   if (rc == RIPPLE_OK) {
-    ans.stalls = optional(a, cpid, "stalls");
+    ans.stalls = optional(ts, cpid, "stalls");
     /* Only the text shows them (changed fields, refusals, in the tree). */
-    if (!a->json) ans.details = optional(a, cpid, "details");
+    if (!a->json) ans.details = optional(ts, cpid, "details");
     rc = kr_trace_build(&ans, &t, err, sizeof err);
     if (rc == RIPPLE_EJSON && (ans.details || ans.stalls)) {
       fprintf(stderr, "warning: the trace without details and stalls: %s\n", err);
@@ -55,7 +55,7 @@ static int print_trace(const kr_args_t *a, const char *cpid) {
   char canon[RIPPLE_CPID_STRLEN + 1];
   ripple_cpid_parse(cpid, strlen(cpid), &id);
   ripple_cpid_format(&id, canon);
-  char *url = kr_dashboard_url(kr_args_server(a), canon);
+  char *url = kr_ts_dashboard_url(ts, canon);
   if (!url) {
     rc = -1;
   } else if (a->json) {
@@ -70,7 +70,7 @@ static int print_trace(const kr_args_t *a, const char *cpid) {
     kr_render_tree(stdout, &t, colour);
     kr_render_stalls(stdout, &t, colour);
     kr_render_hops(stdout, &t, colour);
-    fprintf(stdout, "\ndashboard: %s\n", url);
+    kr_ts_put_dashboard(stdout, ts, url, canon);
   }
   free(url);
   kr_trace_free(&t);
@@ -78,53 +78,83 @@ static int print_trace(const kr_args_t *a, const char *cpid) {
   return fflush(stdout) == 0 && rc == 0 ? 0 : 1;
 }
 
-/* The commands that talk to the cluster, with a client as kubectl would make it. */
-static int with_cluster(const kr_args_t *a) {
-  char err[1024];
-  ripple_kube_config_opts_t co = {a->kubeconfig, a->context, a->namespace_, 0};
-  ripple_kube_config_t *cfg;
-  if (ripple_kube_config_load(&co, &cfg, err, sizeof err) != RIPPLE_OK) {
+/* The command, once the trace server (for trace, last and why) is open. */
+static int run(kr_kube_t *k, const kr_args_t *a) {
+  char err[1024], cpid[RIPPLE_CPID_STRLEN + 1];
+  int rc;
+  switch (a->cmd) {
+    case KR_CMD_TRACE: return print_trace(a, k->ts, a->cpid);
+    case KR_CMD_APPLY: rc = kr_apply(k, a, stdout, err, sizeof err); break;
+    case KR_CMD_SCALE: rc = kr_scale(k, a, stdout, err, sizeof err); break;
+    case KR_CMD_PATCH: rc = kr_patch(k, a, stdout, err, sizeof err); break;
+    case KR_CMD_DELETE: rc = kr_delete(k, a, stdout, err, sizeof err); break;
+    case KR_CMD_WHY: rc = kr_why(k, a, stdout, err, sizeof err); break;
+    default: rc = kr_last_cpid(k, a, cpid, err, sizeof err); break;
+  }
+  if (rc != RIPPLE_OK) {
     fprintf(stderr, "error: %s\n", err);
     return 1;
   }
-  ripple_kube_client_opts_t clo = {.user_agent = "kubectl-ripple/" RIPPLE_VERSION_STRING};
-  kr_kube_t k = {NULL, ripple_kube_config_namespace(cfg)};
-  int rc = ripple_kube_client_new(cfg, &clo, &k.kc);
-  if (rc != RIPPLE_OK) {
-    ripple_kube_config_free(cfg);
-    fprintf(stderr, "error: cannot make a Kubernetes client: %s\n", ripple_kube_strerror(rc));
-    return 1;
+  return a->cmd == KR_CMD_LAST ? print_trace(a, k->ts, cpid) : 0;
+}
+
+/* With a client as kubectl would make it (none for a trace from a URL), and
+ * the trace server where the flags say (docs/kubectl-ripple.md). */
+static int with_cluster(const kr_args_t *a, const kr_where_t *w) {
+  char err[1024];
+  int reads = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_LAST || a->cmd == KR_CMD_WHY;
+  ripple_kube_config_t *cfg = NULL;
+  kr_kube_t k = {NULL, NULL, NULL};
+  int rc = RIPPLE_OK;
+  if (a->cmd != KR_CMD_TRACE || !w->url) {
+    ripple_kube_config_opts_t co = {a->kubeconfig, a->context, a->namespace_, 0};
+    if (ripple_kube_config_load(&co, &cfg, err, sizeof err) != RIPPLE_OK) {
+      fprintf(stderr, "error: %s%s\n", err,
+              a->cmd == KR_CMD_TRACE ? " (the trace server is reached through the API server "
+                                       "unless --server URL names it)"
+                                     : "");
+      return 1;
+    }
+    ripple_kube_client_opts_t clo = {.timeout_ms = 60000,
+                                     .user_agent = "kubectl-ripple/" RIPPLE_VERSION_STRING};
+    k.namespace_ = ripple_kube_config_namespace(cfg);
+    rc = ripple_kube_client_new(cfg, &clo, &k.kc);
+    if (rc != RIPPLE_OK)
+      snprintf(err, sizeof err, "cannot make a Kubernetes client: %s", ripple_kube_strerror(rc));
   }
-  char cpid[RIPPLE_CPID_STRLEN + 1];
-  switch (a->cmd) {
-    case KR_CMD_APPLY: rc = kr_apply(&k, a, stdout, err, sizeof err); break;
-    case KR_CMD_SCALE: rc = kr_scale(&k, a, stdout, err, sizeof err); break;
-    case KR_CMD_PATCH: rc = kr_patch(&k, a, stdout, err, sizeof err); break;
-    case KR_CMD_DELETE: rc = kr_delete(&k, a, stdout, err, sizeof err); break;
-    case KR_CMD_WHY: rc = kr_why(&k, a, stdout, err, sizeof err); break;
-    default: rc = kr_last_cpid(&k, a, cpid, err, sizeof err); break;
-  }
+  if (rc == RIPPLE_OK && reads)
+    rc = kr_ts_open(w, k.kc, cfg ? ripple_kube_config_server(cfg) : NULL, &k.ts, err, sizeof err);
+  int status = 1;
+  if (rc == RIPPLE_OK)
+    status = run(&k, a);
+  else
+    fprintf(stderr, "error: %s\n", err);
+  kr_ts_free(k.ts);
   ripple_kube_client_free(k.kc);
   ripple_kube_config_free(cfg);
-  if (rc != RIPPLE_OK) {
-    fprintf(stderr, "error: %s\n", err);
-    return 1;
-  }
-  return a->cmd == KR_CMD_LAST ? print_trace(a, cpid) : 0;
+  return status;
 }
 
 int main(int argc, char **argv) {
   ripple_log_setup("kubectl-ripple", RIPPLE_LOG_WARN, NULL, NULL);
   kr_args_t a;
+  kr_where_t w;
   char err[512];
   if (kr_args_parse(argc, argv, &a, err, sizeof err) != RIPPLE_OK) {
     fprintf(stderr, "error: %s\n", err);
     return 2;
   }
-  switch (a.cmd) {
-    case KR_CMD_HELP: kr_usage(stdout); return 0;
-    case KR_CMD_VERSION: printf("kubectl-ripple %s\n", RIPPLE_VERSION_STRING); return 0;
-    case KR_CMD_TRACE: return print_trace(&a, a.cpid);
-    default: return with_cluster(&a);
+  if (a.cmd == KR_CMD_HELP) {
+    kr_usage(stdout);
+    return 0;
   }
+  if (a.cmd == KR_CMD_VERSION) {
+    printf("kubectl-ripple %s\n", RIPPLE_VERSION_STRING);
+    return 0;
+  }
+  if (kr_where_pick(&a, &w, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "error: %s\n", err);
+    return 2;
+  }
+  return with_cluster(&a, &w);
 }

@@ -90,7 +90,7 @@ size_t kr_why_roots(const json_t *origins, const json_t *roots, char (*out)[RIPP
 
 typedef struct why_run {
   const kr_args_t *a;
-  const char *server;
+  kr_ts_t *ts;
   const json_t *obj;
   const char *what;
   kr_why_target_t o;
@@ -131,13 +131,13 @@ static int load_target(why_run_t *w, const char *kind, char *err, size_t cap) {
 static int no_roots(const why_run_t *w, char *err, size_t cap) {
   if (w->own_unknown)
     snprintf(err, cap,
-             "the trace server at %s does not know cpid %s (the %s annotation of %s): the "
+             "the trace server %s does not know cpid %s (the %s annotation of %s): the "
              "change was not sent to this server, not yet (the webhook ships within a second), "
              "or retention removed it",
-             w->server, w->own, w->key, w->what);
+             kr_ts_where(w->ts), w->own, w->key, w->what);
   else if (w->o.cpid)
-    snprintf(err, cap, "the trace server at %s names no root change of cpid %s (of %s)", w->server,
-             w->own, w->what);
+    snprintf(err, cap, "the trace server %s names no root change of cpid %s (of %s)",
+             kr_ts_where(w->ts), w->own, w->what);
   else
     snprintf(err, cap,
              "%s has no ripple context: no %s annotation, and the trace server knows no change "
@@ -153,11 +153,11 @@ static int find_roots(why_run_t *w, char *err, size_t cap) {
   json_t *origins = NULL, *roots = NULL;
   int rc = RIPPLE_OK;
   if (w->o.cpid) {
-    rc = kr_tserver_cpid_get(w->server, w->own, "origins", &origins, err, cap);
+    rc = kr_tserver_cpid_get(w->ts, w->own, "origins", &origins, err, cap);
     if (rc == RIPPLE_ENOENT) w->own_unknown = 1, rc = RIPPLE_OK;
   }
   if (rc == RIPPLE_OK && *w->o.uid) {
-    rc = kr_tserver_roots(w->server, w->o.uid, 1, &roots, err, cap);
+    rc = kr_tserver_roots(w->ts, w->o.uid, 1, &roots, err, cap);
     /* A server older than the index (404), or a uid it does not index. */
     if (rc == RIPPLE_ENOENT || rc == RIPPLE_EINVAL) rc = RIPPLE_OK;
   }
@@ -182,7 +182,7 @@ static int pick_trace(why_run_t *w, char *err, size_t cap) {
   for (size_t r = 0; r < w->nroots; r++) {
     kr_answers_t ans;
     kr_trace_t t;
-    int rc = kr_tserver_fetch(w->server, w->roots[r], &ans, err, cap);
+    int rc = kr_tserver_fetch(w->ts, w->roots[r], &ans, err, cap);
     if (rc == RIPPLE_ENOENT) continue; /* gone since the origins answer (retention) */
     if (rc == RIPPLE_OK) {
       rc = kr_trace_build(&ans, &t, err, cap);
@@ -210,7 +210,7 @@ static int pick_trace(why_run_t *w, char *err, size_t cap) {
 /* The chosen trace's details; a server older than them answers 404. */
 static int add_details(why_run_t *w, char *err, size_t cap) {
   json_t *d = NULL;
-  int rc = kr_tserver_cpid_get(w->server, w->t.cpid, "details", &d, err, cap);
+  int rc = kr_tserver_cpid_get(w->ts, w->t.cpid, "details", &d, err, cap);
   if (rc == RIPPLE_ENOENT) return RIPPLE_OK;
   if (rc == RIPPLE_OK) rc = kr_details_join(&w->t, d, err, cap);
   json_decref(d);
@@ -220,7 +220,7 @@ static int add_details(why_run_t *w, char *err, size_t cap) {
 static int print(const why_run_t *w, FILE *out) {
   kr_why_t c;
   if (kr_why_chain(&w->t, &w->o, &c) != RIPPLE_OK) return -1;
-  char *url = kr_dashboard_url(w->server, w->t.cpid);
+  char *url = kr_ts_dashboard_url(w->ts, w->t.cpid);
   int rc = url ? 0 : -1;
   if (url && w->a->json) {
     json_t *j = kr_why_json(&c);
@@ -231,19 +231,19 @@ static int print(const why_run_t *w, FILE *out) {
     fputc('\n', out);
   } else if (url) {
     kr_render_why(out, &c, kr_want_colour(fileno(out)));
-    fprintf(out, "\ndashboard: %s\n", url);
+    kr_ts_put_dashboard(out, w->ts, url, w->t.cpid);
   }
   free(url);
   kr_why_free(&c);
   return rc;
 }
 
-int kr_why_object(const kr_args_t *a, const json_t *obj, const char *kind, const char *what,
-                  FILE *out, char *err, size_t cap) {
+int kr_why_object(const kr_args_t *a, kr_ts_t *ts, const json_t *obj, const char *kind,
+                  const char *what, FILE *out, char *err, size_t cap) {
   why_run_t w;
   memset(&w, 0, sizeof w);
   w.a = a;
-  w.server = kr_args_server(a);
+  w.ts = ts;
   w.obj = obj;
   w.what = what;
   int rc = load_target(&w, kind, err, cap);
@@ -263,7 +263,7 @@ int kr_why(kr_kube_t *k, const kr_args_t *a, FILE *out, char *err, size_t cap) {
   json_t *obj = NULL;
   char what[300];
   int rc = kr_get_object(k, a, &obj, &r, what, sizeof what, err, cap);
-  if (rc == RIPPLE_OK) rc = kr_why_object(a, obj, r->kind, what, out, err, cap);
+  if (rc == RIPPLE_OK) rc = kr_why_object(a, k->ts, obj, r->kind, what, out, err, cap);
   json_decref(obj);
   return rc;
 }

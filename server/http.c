@@ -101,13 +101,26 @@ static int same_secret(const char *a, const char *b) {
   return d == 0;
 }
 
+#define NEED_WRITER "a writer token is required (Authorization: Bearer ..., or X-Ripple-Token: ...)"
+#define NEED_READER "a reader token is required (Authorization: Bearer ..., or X-Ripple-Token: ...)"
+
+static int known_token(const char *t, char *const *tokens) {
+  int ok = 0;
+  for (char *const *k = tokens; t && *k; k++) ok |= same_secret(t, *k);
+  return ok;
+}
+
+/* A token in "Authorization: Bearer <token>" or in "X-Ripple-Token:
+ * <token>", either will do. The second is for clients that come through the
+ * Kubernetes API server's service proxy (kubectl ripple): the API server
+ * deletes the Authorization header once it has authenticated the request
+ * (and a proxy on the way may put its own credential there). */
 static int authorized(struct MHD_Connection *c, char *const *tokens) {
   if (!tokens || !tokens[0]) return 1; /* no tokens configured: open */
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-  if (!h || strncmp(h, "Bearer ", 7) != 0) return 0;
-  int ok = 0;
-  for (char *const *t = tokens; *t; t++) ok |= same_secret(h + 7, *t);
-  return ok;
+  const char *x = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Ripple-Token");
+  int bearer = known_token(h && !strncmp(h, "Bearer ", 7) ? h + 7 : NULL, tokens);
+  return bearer | known_token(x, tokens);
 }
 
 /* ---- routing -------------------------------------------------------------- */
@@ -404,22 +417,19 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
     return rc;
   }
   if (post && !strcmp(url, "/v1/traces")) {
-    if (!authorized(c, h->o.writer_tokens))
-      return send_error(c, 401, -1, "", "a writer token is required (Authorization: Bearer ...)");
+    if (!authorized(c, h->o.writer_tokens)) return send_error(c, 401, -1, "", NEED_WRITER);
     *which = ROUTE_INGEST_SPANS;
     return handle_otlp(h, c, r);
   }
   int details = !strcmp(url, "/v1/details") || !strcmp(url, "/v1/audit");
   if (post && details) {
-    if (!authorized(c, h->o.writer_tokens))
-      return send_error(c, 401, -1, "", "a writer token is required (Authorization: Bearer ...)");
+    if (!authorized(c, h->o.writer_tokens)) return send_error(c, 401, -1, "", NEED_WRITER);
     *which = ROUTE_OTHER;
     return handle_details(h, c, url[4] == 'a', r);
   }
   int ingest = !strcmp(url, "/v1/mergelogs") || !strcmp(url, "/v1/spans");
   if (post && ingest) {
-    if (!authorized(c, h->o.writer_tokens))
-      return send_error(c, 401, -1, "", "a writer token is required (Authorization: Bearer ...)");
+    if (!authorized(c, h->o.writer_tokens)) return send_error(c, 401, -1, "", NEED_WRITER);
     int ml = !strcmp(url, "/v1/mergelogs");
     *which = ml ? ROUTE_INGEST_MERGELOGS : ROUTE_INGEST_SPANS;
     return handle_ingest(h, c, ml ? DEC_MERGELOGS : DEC_SPANS, r);
@@ -434,8 +444,7 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   if (!get)
     return send_error(c, known ? 405 : 404, -1, "",
                       known ? "method not allowed" : unknown_path_message(url));
-  if (!authorized(c, h->o.reader_tokens))
-    return send_error(c, 401, -1, "", "a reader token is required (Authorization: Bearer ...)");
+  if (!authorized(c, h->o.reader_tokens)) return send_error(c, 401, -1, "", NEED_READER);
   if (!strcmp(url, "/metrics")) {
     sbuf_init(&b);
     srv_metrics(h->srv, atomic_load(&h->connections), &b);

@@ -108,6 +108,16 @@ int ripple_kube_request(ripple_kube_client_t *c, const char *method, const char 
                         const char *content_type, const char *body, size_t len, json_t **out,
                         ripple_kube_status_t *st);
 
+/* One request whose answer is the caller's to read, whatever its status:
+ * for paths that are not Kubernetes objects (a service's proxy). headers are
+ * extra "Name: value" lines (a NULL-terminated array, may be NULL; no CR or
+ * LF). On RIPPLE_OK an answer came: *status is its HTTP status and *body its
+ * bytes, NUL-terminated (*len of them; ripple_free it). Without an answer
+ * RIPPLE_KUBE_ECONNECT or RIPPLE_KUBE_ECRED with st saying why. */
+int ripple_kube_request_raw(ripple_kube_client_t *c, const char *method, const char *path,
+                            const char *const *headers, long *status, char **body, size_t *len,
+                            ripple_kube_status_t *st);
+
 /* ---------------------------------------------------------------------------
  * Discovery
  * ------------------------------------------------------------------------- */

@@ -251,8 +251,8 @@ static void setup_tls(CURL *h, const ripple_kube_config_t *cfg, const cred_t *k)
   }
 }
 
-static long perform(ripple_kube_client_t *c, const kube_req_t *rq, const cred_t *k, sbuf_t *resp,
-                    int *aborted, ripple_kube_status_t *st) {
+static long perform(ripple_kube_client_t *c, const kube_req_t *rq, const char *const *extra,
+                    const cred_t *k, sbuf_t *resp, int *aborted, ripple_kube_status_t *st) {
   const ripple_kube_config_t *cfg = c->cfg;
   CURL *h = curl_easy_init();
   if (!h) return kube_fail(st, RIPPLE_ENOMEM, "out of memory"), -1;
@@ -276,6 +276,7 @@ static long perform(ripple_kube_client_t *c, const kube_req_t *rq, const cred_t 
     hdr = curl_slist_append(hdr, line);
   }
   hdr = curl_slist_append(hdr, "Accept: application/json");
+  for (; extra && *extra; extra++) hdr = curl_slist_append(hdr, *extra);
   xfer_t x = {rq, resp, 0};
   curl_easy_setopt(h, CURLOPT_URL, url.p ? url.p : "");
   curl_easy_setopt(h, CURLOPT_SHARE, (CURLSH *)c->share);
@@ -317,8 +318,9 @@ static long perform(ripple_kube_client_t *c, const kube_req_t *rq, const cred_t 
   return status;
 }
 
-int kube_do(ripple_kube_client_t *c, const kube_req_t *rq, long *status, sbuf_t *resp,
-            ripple_kube_status_t *st) {
+/* kube_do with extra header lines (NULL: none). */
+static int do_request(ripple_kube_client_t *c, const kube_req_t *rq, const char *const *extra,
+                      long *status, sbuf_t *resp, ripple_kube_status_t *st) {
   if (st) memset(st, 0, sizeof *st);
   *status = 0;
   int refreshable = c->cfg->exec || (c->cfg->token_file && !c->cfg->token);
@@ -328,7 +330,7 @@ int kube_do(ripple_kube_client_t *c, const kube_req_t *rq, long *status, sbuf_t 
     if (rc != RIPPLE_OK) return rc;
     if (resp) resp->len = 0;
     int aborted = 0;
-    *status = perform(c, rq, &k, resp, &aborted, st);
+    *status = perform(c, rq, extra, &k, resp, &aborted, st);
     cred_free(&k);
     if (*status < 0) return RIPPLE_ENOMEM;
     if (aborted) return RIPPLE_ESTATE;
@@ -337,6 +339,11 @@ int kube_do(ripple_kube_client_t *c, const kube_req_t *rq, long *status, sbuf_t 
   }
   if (st) st->http = *status;
   return RIPPLE_OK;
+}
+
+int kube_do(ripple_kube_client_t *c, const kube_req_t *rq, long *status, sbuf_t *resp,
+            ripple_kube_status_t *st) {
+  return do_request(c, rq, NULL, status, resp, st);
 }
 
 /* ---- answers -------------------------------------------------------------------- */
@@ -409,6 +416,23 @@ int ripple_kube_request(ripple_kube_client_t *c, const char *method, const char 
   if (!c || !method || !path || path[0] != '/') return RIPPLE_EINVAL;
   kube_req_t rq = {method, path, content_type, body, len, 0, NULL};
   return kube_call(c, &rq, out, st);
+}
+
+int ripple_kube_request_raw(ripple_kube_client_t *c, const char *method, const char *path,
+                            const char *const *headers, long *status, char **body, size_t *len,
+                            ripple_kube_status_t *st) {
+  if (!c || !method || !path || path[0] != '/' || !status || !body) return RIPPLE_EINVAL;
+  for (const char *const *h = headers; h && *h; h++)
+    if (strpbrk(*h, "\r\n") || !strchr(*h, ':')) return RIPPLE_EINVAL;
+  kube_req_t rq = {method, path, NULL, NULL, 0, 0, NULL};
+  sbuf_t resp;
+  sbuf_init(&resp);
+  long code;
+  int rc = do_request(c, &rq, headers, &code, &resp, st);
+  if (rc == RIPPLE_OK) rc = sbuf_take(&resp, body, len);
+  sbuf_free(&resp);
+  if (rc == RIPPLE_OK) *status = code;
+  return rc;
 }
 
 /* ---- paths ------------------------------------------------------------------------ */

@@ -74,7 +74,7 @@ static void test_args_others(void **state) {
                    RIPPLE_OK);
   assert_int_equal(a.cmd, KR_CMD_TRACE);
   assert_true(a.json);
-  assert_string_equal(kr_args_server(&a), "http://h:1");
+  assert_string_equal(a.server, "http://h:1");
   assert_int_equal(
       parse(&a, err, sizeof err, "last", "deployment.apps/web", "-ojson", (char *)NULL), RIPPLE_OK);
   assert_int_equal(a.cmd, KR_CMD_LAST);
@@ -125,18 +125,6 @@ static void test_args_errors(void **state) {
   expect_error("apply needs -f", "apply", (char *)NULL);
   expect_error("trace needs a CPID", "trace", (char *)NULL);
   expect_error("-o must be json", "trace", "x", "-o", "yaml", (char *)NULL);
-}
-
-static void test_server_default(void **state) {
-  (void)state;
-  kr_args_t a;
-  char err[256];
-  assert_int_equal(parse(&a, err, sizeof err, "trace", "x", (char *)NULL), RIPPLE_OK);
-  unsetenv("RIPPLE_SERVER");
-  assert_string_equal(kr_args_server(&a), KR_DEFAULT_SERVER);
-  setenv("RIPPLE_SERVER", "http://env:2", 1);
-  assert_string_equal(kr_args_server(&a), "http://env:2");
-  unsetenv("RIPPLE_SERVER");
 }
 
 /* ---- manifests and patches ------------------------------------------------------- */
@@ -325,11 +313,15 @@ static void test_dashboard_url(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_args_scale),  cmocka_unit_test(test_args_others),
-      cmocka_unit_test(test_args_errors), cmocka_unit_test(test_server_default),
-      cmocka_unit_test(test_manifest),    cmocka_unit_test(test_annotation_patches),
-      cmocka_unit_test(test_root_ctx),    cmocka_unit_test(test_fmt_dur),
-      cmocka_unit_test(test_last_pick),   cmocka_unit_test(test_dashboard_url),
+      cmocka_unit_test(test_args_scale),
+      cmocka_unit_test(test_args_others),
+      cmocka_unit_test(test_args_errors),
+      cmocka_unit_test(test_manifest),
+      cmocka_unit_test(test_annotation_patches),
+      cmocka_unit_test(test_root_ctx),
+      cmocka_unit_test(test_fmt_dur),
+      cmocka_unit_test(test_last_pick),
+      cmocka_unit_test(test_dashboard_url),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,9 @@
  * sent to POST /v1/traces is in the trace like any other. The real
  * kubectl-ripple against the real ripple-server (on a free loopback port,
  * over a temporary database, given one root change and its span by HTTP):
- * no cluster needed.
+ * no cluster needed. Against a server with a reader token: the error
+ * without it, $RIPPLE_READER_TOKEN, and libripple-kube's raw request with
+ * the X-Ripple-Token header kubectl ripple sends through the API server.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "http_client.h"
+#include "ripple/kube.h"
 #include "testutil.h"
 
 #define CPID "3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60"
@@ -32,8 +35,9 @@ static const char *bin(const char *var) {
   return p;
 }
 
-/* ripple-server on a free port, learnt from its "listening" log line. */
-static void server_start(rig_t *r) {
+/* ripple-server on a free port, learnt from its "listening" log line; with
+ * reader tokens from a file when readers is not NULL. */
+static void server_start(rig_t *r, const char *readers) {
   const char *server = bin("RIPPLE_SERVER_BIN");
   char db[96], log[96], line[1024];
   snprintf(db, sizeof db, "%s/trace.db", r->dir);
@@ -43,7 +47,11 @@ static void server_start(rig_t *r) {
   if (r->pid == 0) {
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
-    execl(server, server, "--listen", "127.0.0.1:0", "--db", db, "--no-web", (char *)NULL);
+    if (readers)
+      execl(server, server, "--listen", "127.0.0.1:0", "--db", db, "--no-web",
+            "--reader-token-file", readers, (char *)NULL);
+    else
+      execl(server, server, "--listen", "127.0.0.1:0", "--db", db, "--no-web", (char *)NULL);
     _exit(127);
   }
   unsigned port = 0;
@@ -69,12 +77,21 @@ static void post(const rig_t *r, const char *path, const char *body) {
   hc_resp_free(&a);
 }
 
+static void record(const rig_t *r);
+
 static int setup(void **state) {
   rig_t *r = calloc(1, sizeof *r);
   assert_non_null(r);
   snprintf(r->dir, sizeof r->dir, "/tmp/ripple-test-XXXXXX");
   assert_non_null(mkdtemp(r->dir));
-  server_start(r);
+  server_start(r, NULL);
+  record(r);
+  *state = r;
+  return 0;
+}
+
+/* One root change and its span. */
+static void record(const rig_t *r) {
   post(r, "/v1/mergelogs",
        "[{\"cpid\":\"" CPID "\",\"sources\":[],\"time\":\"" T
        "\",\"component\":\"kubernetes-admin\"}]");
@@ -84,31 +101,41 @@ static int setup(void **state) {
        "\"name\":\"update deployments\",\"start\":\"" T "\",\"end\":\"" T
        "\",\"attributes\":{\"kind\":\"Deployment\",\"namespace\":\"demo\",\"name\":\"web\","
        "\"uid\":\"\",\"user\":\"kubernetes-admin\",\"operation\":\"UPDATE\"}}]");
-  *state = r;
-  return 0;
 }
 
-static int teardown(void **state) {
-  rig_t *r = *state;
+static void rig_stop(rig_t *r) {
   int st;
   kill(r->pid, SIGTERM);
   waitpid(r->pid, &st, 0);
   test_rmtree(r->dir);
   free(r);
+}
+
+static int teardown(void **state) {
+  rig_stop(*state);
   return 0;
 }
 
-/* kubectl-ripple's stdout for args (a shell word list of safe words). */
-static char *run(const char *args) {
+/* kubectl-ripple's stdout (and stderr with both) for args (a shell word
+ * list of safe words); its exit status in *status. */
+static char *run_status(const char *args, int both, int *status) {
   char cmd[512];
-  snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s' %s", bin("RIPPLE_KUBECTL_BIN"), args);
+  snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s' %s%s", bin("RIPPLE_KUBECTL_BIN"), args,
+           both ? " 2>&1" : "");
   FILE *p = popen(cmd, "r");  // NOLINT(cert-env33-c)
   assert_non_null(p);
   static char out[16384];
   size_t n = fread(out, 1, sizeof out - 1, p);
   out[n] = '\0';
   int st = pclose(p);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fail_msg("%s: status %d:\n%s", cmd, st, out);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+static char *run(const char *args) {
+  int st;
+  char *out = run_status(args, 0, &st);
+  if (st != 0) fail_msg("kubectl-ripple %s: status %d:\n%s", args, st, out);
   return out;
 }
 
@@ -169,11 +196,99 @@ static void test_otlp_span(void **state) {
     fail_msg("the operator's span is not in the trace:\n%s", out);
 }
 
+/* libripple-kube's raw request sends the extra header lines it is given
+ * (what carries X-Ripple-Token through the API server's proxy), here to the
+ * server itself named as a kubeconfig's cluster, and refuses lines that
+ * could split a header. path is a scratch file. */
+static void raw_with_token(const rig_t *r, const char *path) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f,
+          "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+          "clusters: [{name: k, cluster: {server: '%s'}}]\nusers: [{name: u, user: {}}]\n"
+          "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+          r->base);
+  fclose(f);
+  ripple_kube_config_opts_t co = {path, NULL, NULL, 0};
+  ripple_kube_config_t *cfg;
+  ripple_kube_client_t *kc;
+  char err[512];
+  if (ripple_kube_config_load(&co, &cfg, err, sizeof err) != RIPPLE_OK) fail_msg("%s", err);
+  assert_int_equal(ripple_kube_client_new(cfg, NULL, &kc), RIPPLE_OK);
+  const char *path_q = "/v1/cpids/" CPID "/related";
+  static const struct {
+    const char *h[2];
+    int rc;
+    long status;
+  } t[] = {
+      {{NULL, NULL}, RIPPLE_OK, 401},
+      {{"X-Ripple-Token: tok-3e8a5d", NULL}, RIPPLE_OK, 200},
+      {{"X-Ripple-Token: tok-3e8a5d\r\nX-Other: 1", NULL}, RIPPLE_EINVAL, 0},
+      {{"no colon", NULL}, RIPPLE_EINVAL, 0},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    long status = 0;
+    char *body = NULL;
+    size_t len = 0;
+    ripple_kube_status_t st;
+    int rc = ripple_kube_request_raw(kc, "GET", path_q, t[i].h, &status, &body, &len, &st);
+    assert_int_equal(rc, t[i].rc);
+    if (rc == RIPPLE_OK) {
+      assert_int_equal(status, t[i].status);
+      assert_int_equal(strlen(body), len);
+    }
+    ripple_free(body);
+  }
+  ripple_kube_client_free(kc);
+  ripple_kube_config_free(cfg);
+}
+
+/* A server that wants a reader token: without one the error says where
+ * to put it; $RIPPLE_READER_TOKEN (sent as a bearer token) is let in; the
+ * token is never printed. */
+static void test_reader_token(void **state) {
+  (void)state;
+  rig_t *r = calloc(1, sizeof *r);
+  assert_non_null(r);
+  snprintf(r->dir, sizeof r->dir, "/tmp/ripple-test-XXXXXX");
+  assert_non_null(mkdtemp(r->dir));
+  char tokens[96];
+  snprintf(tokens, sizeof tokens, "%s/readers", r->dir);
+  FILE *f = fopen(tokens, "w");
+  assert_non_null(f);
+  fputs("tok-3e8a5d\n", f);
+  fclose(f);
+  server_start(r, tokens);
+  record(r); /* POSTs stay open: no writer tokens */
+  char args[256];
+  snprintf(args, sizeof args, "trace " CPID " --server %s", r->base);
+  int st;
+  unsetenv("RIPPLE_READER_TOKEN");
+  const char *out = run_status(args, 1, &st);
+  assert_int_equal(st, 1);
+  if (!strstr(out, "wants a reader token") || !strstr(out, "set $RIPPLE_READER_TOKEN"))
+    fail_msg("the error does not say what to do:\n%s", out);
+  setenv("RIPPLE_READER_TOKEN", "tok-wrong", 1);
+  out = run_status(args, 1, &st);
+  assert_int_equal(st, 1);
+  assert_non_null(strstr(out, "$RIPPLE_READER_TOKEN was refused"));
+  assert_null(strstr(out, "tok-wrong"));
+  raw_with_token(r, tokens);
+  setenv("RIPPLE_READER_TOKEN", "tok-3e8a5d", 1);
+  out = run_status(args, 1, &st);
+  if (st != 0 || !strstr(out, "Deployment demo/web  kubernetes-admin  update deployments"))
+    fail_msg("with the token: status %d:\n%s", st, out);
+  assert_null(strstr(out, "tok-3e8a5d"));
+  unsetenv("RIPPLE_READER_TOKEN");
+  rig_stop(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text),
       cmocka_unit_test(test_json),
       cmocka_unit_test(test_otlp_span),
+      cmocka_unit_test(test_reader_token),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -197,7 +197,11 @@ static char *why(const char *server, int json_out, const json_t *obj, const char
   FILE *f = open_memstream(&text, &len);
   assert_non_null(f);
   err[0] = '\0';
-  *rc = kr_why_object(&a, obj, kind, "the object", f, err, cap);
+  kr_where_t w = {.url = server, .from = "--server"};
+  kr_ts_t *ts = NULL;
+  *rc = kr_ts_open(&w, NULL, NULL, &ts, err, cap);
+  if (*rc == RIPPLE_OK) *rc = kr_why_object(&a, ts, obj, kind, "the object", f, err, cap);
+  kr_ts_free(ts);
   fclose(f);
   return text;
 }

@@ -5,6 +5,7 @@
  * stop and reopen it: that is how the restart test checks that the answers
  * come back the same and that the shipper's retries bridge the gap.
  */
+#include <curl/curl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,6 +362,59 @@ static void test_retried_mergelogs_are_stored_once(void **state) {
 
 /* ---- tokens ------------------------------------------------------------------ */
 
+/* GET url (POST body when there is one) with these header lines; the
+ * status (0: no answer). */
+static long send_with(const char *url, const char *body, const char *const *hdrs) {
+  CURL *c = curl_easy_init();
+  struct curl_slist *h = NULL;
+  for (; *hdrs; hdrs++) h = curl_slist_append(h, *hdrs);
+  FILE *sink = fopen("/dev/null", "w");
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  if (body) curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
+  long status = 0;
+  if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  if (sink) fclose(sink);
+  return status;
+}
+
+/* X-Ripple-Token (what comes through the API server's service proxy, which
+ * deletes Authorization) is checked against the same lists as a bearer
+ * token; either header with a good token will do. */
+static void check_x_ripple_token(const rig_t *r) {
+  char get_url[256];
+  snprintf(get_url, sizeof get_url, "%s/v1/cpids/" ID1 "/related", r->base);
+  static const struct {
+    const char *h[3];
+    long want;
+  } t[] = {
+      {{"X-Ripple-Token: r-secret", NULL}, 200},
+      {{"X-Ripple-Token: r-secre", NULL}, 401},
+      {{"X-Ripple-Token: r-secretx", NULL}, 401},
+      {{"X-Ripple-Token: w-secret", NULL}, 401}, /* a writer's token is not a reader's */
+      {{"X-Ripple-Token:", NULL}, 401},
+      {{"X-Ripple-Token: Bearer r-secret", NULL}, 401}, /* the bare token, no scheme */
+      {{"Authorization: Bearer k8s-token", "X-Ripple-Token: r-secret", NULL}, 200},
+      {{"Authorization: Bearer r-secret", "X-Ripple-Token: nope", NULL}, 200},
+      {{"Authorization: Bearer nope", "X-Ripple-Token: nope", NULL}, 401},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    long got = send_with(get_url, NULL, t[i].h);
+    if (got != t[i].want)
+      fail_msg("GET with \"%s\" \"%s\": %ld, want %ld", t[i].h[0], t[i].h[1] ? t[i].h[1] : "", got,
+               t[i].want);
+  }
+  char post_url[256];
+  snprintf(post_url, sizeof post_url, "%s/v1/mergelogs", r->base);
+  const char *w[] = {"Content-Type: application/json", "X-Ripple-Token: w-other", NULL};
+  assert_int_equal(send_with(post_url, "[" ML(ID1) "]", w), 200);
+  const char *wr[] = {"Content-Type: application/json", "X-Ripple-Token: r-secret", NULL};
+  assert_int_equal(send_with(post_url, "[" ML(ID1) "]", wr), 401);
+}
+
 static void test_tokens(void **state) {
   rig_t *r = *state;
   rig_close(r);
@@ -383,6 +437,7 @@ static void test_tokens(void **state) {
   assert_int_equal(hc_request("GET", url, NULL, 0, "r-secret", &resp), 0);
   assert_int_equal(resp.status, 200);
   hc_resp_free(&resp);
+  check_x_ripple_token(r);
   /* Probes stay open so a kubelet can use them without a token. */
   snprintf(url, sizeof url, "%s/healthz", r->base);
   assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &resp), 0);

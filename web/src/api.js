@@ -1,6 +1,6 @@
 /*
  * The client of ripple-server's HTTP API (docs/api.md): JSON over fetch, the reader
- * token (kept in sessionStorage, sent as a Bearer header, never in a URL), and errors
+ * token (kept in sessionStorage, sent in an X-Ripple-Token header, never in a URL), and errors
  * a person can act on, each with a kind the views branch on:
  *   malformed  the CPID is not a CPID (checked before asking, or the server's 400)
  *   unknown    the server does not know the CPID (404)
@@ -80,12 +80,18 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
   const token = () => store.getItem(TOKEN_KEY) || '';
   const setToken = (t) => (t ? store.setItem(TOKEN_KEY, t) : store.removeItem(TOKEN_KEY));
 
+  /*
+   * Paths are relative to the page (./v1/...), so the dashboard also works under a path
+   * prefix: the Kubernetes API server's service proxy (.../services/http:ripple-server:http/proxy/).
+   * The token goes in X-Ripple-Token, not Authorization: the API server (and `kubectl proxy`)
+   * takes Authorization for its own.
+   */
   async function getJson(path, { signal, endpoint = path } = {}) {
     const headers = { Accept: 'application/json' };
-    if (token()) headers.Authorization = `Bearer ${token()}`;
+    if (token()) headers['X-Ripple-Token'] = token();
     let res;
     try {
-      res = await fetchImpl(base + path, { headers, signal, cache: 'no-store' });
+      res = await fetchImpl(base ? base + path : `.${path}`, { headers, signal, cache: 'no-store' });
     } catch (e) {
       if (e?.name === 'AbortError') throw e;
       throw new ApiError('down', `cannot reach ripple-server at ${where} (${e?.message ?? e}); is it running?`);

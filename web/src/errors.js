@@ -43,7 +43,7 @@ function tokenForm(container, api, retry, message) {
     h('form', { class: 'card token-form', onsubmit: submit, 'aria-labelledby': 'token-title' },
       h('h2', { id: 'token-title' }, 'Reader token'),
       h('p', { class: 'muted' }, hadToken ? 'ripple-server refused the token: enter another one.' : message,
-        '. The token is kept for this tab only (sessionStorage) and sent as an Authorization header.'),
+        '. The token is kept for this tab only (sessionStorage) and sent in an X-Ripple-Token header.'),
       h('label', { for: 'token' }, 'Token'),
       input,
       h('div', { class: 'form-actions' }, h('button', { type: 'submit', class: 'button primary' }, 'Use token'))),

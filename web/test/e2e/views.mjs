@@ -379,15 +379,15 @@ export async function checkErrors(page, base) {
   }
 }
 
-/* A 401 shows the token form; the token then goes in an Authorization header. */
+/* A 401 shows the token form; the token then goes in an X-Ripple-Token header. */
 export async function checkToken(page, base, exp) {
   const seen = [];
   await page.route('**/v1/**', async (route) => {
-    const auth = route.request().headers().authorization;
+    const auth = route.request().headers()['x-ripple-token'];
     seen.push(auth ?? '');
-    if (auth !== 'Bearer e2e-token') return route.fulfill({ status: 401, contentType: 'application/json', body: '{"error":"a reader token is required"}' });
+    if (auth !== 'e2e-token') return route.fulfill({ status: 401, contentType: 'application/json', body: '{"error":"a reader token is required"}' });
     const headers = { ...route.request().headers() };
-    delete headers.authorization;
+    delete headers['x-ripple-token'];
     return route.continue({ headers });
   });
   try {
@@ -398,7 +398,7 @@ export async function checkToken(page, base, exp) {
     await page.fill('#token', 'e2e-token');
     await page.click('.token-form button[type="submit"]');
     await page.waitForSelector('body[data-ready="trace"]', { timeout: 15000, state: 'attached' });
-    assert(seen.includes('Bearer e2e-token'), 'the token was not sent as a Bearer header');
+    assert(seen.includes('e2e-token'), 'the token was not sent in X-Ripple-Token');
     assert(!page.url().includes('e2e-token'), 'the token is in the URL');
   } finally {
     await page.unroute('**/v1/**');

@@ -51,16 +51,25 @@ test('errors: 404 unknown, 400 malformed, network down, 401 auth, 404 on an endp
   await assert.rejects(api.roots({}), (e) => e.kind === 'missing' && e.message.includes('/v1/roots'));
 });
 
-test('the token is sent as a Bearer header, never in the URL', async () => {
+test('the token is sent in X-Ripple-Token, never in the URL nor in Authorization', async () => {
   const f = fakeFetch(() => json(200, { roots: [], next: null }));
   const api = createApi({ fetch: f.fn, storage: store() });
   await api.roots({ limit: 5, component: '' });
-  assert.equal(f.calls[0].init.headers.Authorization, undefined);
-  assert.equal(f.calls[0].url, '/v1/roots?limit=5');
+  assert.equal(f.calls[0].init.headers['X-Ripple-Token'], undefined);
+  assert.equal(f.calls[0].url, './v1/roots?limit=5');
   api.setToken('s3cret');
   await api.objects({ kind: 'Pod', name: 'x' });
-  assert.equal(f.calls[1].init.headers.Authorization, 'Bearer s3cret');
+  assert.equal(f.calls[1].init.headers['X-Ripple-Token'], 's3cret');
+  assert.equal(f.calls[1].init.headers.Authorization, undefined);
   assert.ok(!f.calls[1].url.includes('s3cret'));
+});
+
+test('paths are relative to the page, so a path prefix (the API server\'s service proxy) works', async () => {
+  const f = fakeFetch(() => json(200, { stalls: [] }));
+  await createApi({ fetch: f.fn, storage: store() }).stalls();
+  const page = 'https://api.example:6443/api/v1/namespaces/ripple-system/services/http:ripple-server:http/proxy/';
+  assert.equal(new URL(f.calls[0].url, page).href, `${page}v1/stalls`);
+  assert.equal(new URL(f.calls[0].url, 'http://127.0.0.1:7480/').href, 'http://127.0.0.1:7480/v1/stalls');
 });
 
 test('the development API base is honoured on loopback only', () => {
@@ -76,7 +85,7 @@ test('details and stalls beside a trace: a 404 (an older server) is null, other 
   const f = fakeFetch((url) => answers[url.split('/').pop()]);
   const api = createApi({ fetch: f.fn, storage: store() });
   const x = await api.extras(C);
-  assert.deepEqual(f.calls.map((c) => c.url).sort(), [`/v1/cpids/${C}/details`, `/v1/cpids/${C}/stalls`]);
+  assert.deepEqual(f.calls.map((c) => c.url).sort(), [`./v1/cpids/${C}/details`, `./v1/cpids/${C}/stalls`]);
   assert.deepEqual(x, { details: { cpid: C, writes: [] }, stalls: null, error: null, failed: [] });
   answers.details = json(503, { error: 'storage failed' });
   answers.stalls = json(200, { enabled: true, stalls: [] });
@@ -98,7 +107,7 @@ test('an aborted request for details rejects (the view is gone)', async () => {
 test('every stall now: GET /v1/stalls, null from an older server', async () => {
   const f = fakeFetch(() => json(200, { enabled: true, stalls: [{ span_id: 'a' }] }));
   assert.equal((await createApi({ fetch: f.fn, storage: store() }).stalls()).stalls.length, 1);
-  assert.equal(f.calls[0].url, '/v1/stalls');
+  assert.equal(f.calls[0].url, './v1/stalls');
   const old = createApi({ fetch: fakeFetch(() => json(404, {})).fn, storage: store() });
   assert.equal(await old.stalls(), null);
   const bad = createApi({ fetch: fakeFetch(() => json(503, { error: 'x' })).fn, storage: store() });
