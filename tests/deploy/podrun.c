@@ -158,6 +158,16 @@ static const json_t *find_named(const json_t *arr, const char *name) {
   return NULL;
 }
 
+static int has_claim(const json_t *obj, const char *name) {
+  size_t i;
+  const json_t *x;
+  json_array_foreach(lab_at(obj, "spec.volumeClaimTemplates"), i, x) {
+    const char *n = lab_str(x, "metadata.name");
+    if (n && !strcmp(n, name)) return 1;
+  }
+  return 0;
+}
+
 static void add_mount(plan_t *pl, const char *src, const char *dst, int ro) {
   if (pl->nm == MAX_MOUNTS) fail_msg("podrun: too many mounts");
   mnt_t *m = &pl->m[pl->nm++];
@@ -182,7 +192,7 @@ static void plan_mounts(podrun_t *p, plan_t *pl, const json_t *obj, const json_t
     const char *name = lab_str(vm, "name");
     char dir[256];
     const json_t *vol = find_named(json_object_get(spec, "volumes"), name);
-    if (!vol && find_named(lab_at(obj, "spec.volumeClaimTemplates"), name) == NULL)
+    if (!vol && !has_claim(obj, name))
       fail_msg("podrun: volumeMount %s names no volume", name);
     if (vol || !o->data_dir) {
       snprintf(dir, sizeof dir, "%s/vol-%s", p->dir, name);

@@ -22,7 +22,9 @@
  *
  * The chart is rendered for the lab's network rule: every program listens on
  * 127.0.0.1 (listenHost) on free ports, the webhook is registered by loopback URL
- * (webhook.url) and traces one namespace of the test's own (webhook.namespaces).
+ * (webhook.url; its certificate then names 127.0.0.1), traces one namespace of the
+ * test's own (webhook.namespaces) and reaches the trace server at 127.0.0.1
+ * (webhook.traceServer): a cluster's Service names do not resolve here.
  */
 #include <arpa/inet.h>
 #include <stdarg.h>
@@ -112,9 +114,9 @@ static void render(void) {
                "'%s' template %s '%s/deploy/helm/ripple' --namespace %s --set listenHost=127.0.0.1"
                " --set server.port=%u --set webhook.port=%u --set guard.port=%u"
                " --set webhook.url=https://127.0.0.1:%u/mutate --set 'webhook.namespaces={%s}'"
-               " --set logLevel=debug",
+               " --set webhook.traceServer=http://127.0.0.1:%u --set logLevel=debug",
                helm, t.rel, src, t.l.ns, t.port_server, t.port_webhook, t.port_guard,
-               t.port_webhook, t.wns);
+               t.port_webhook, t.wns, t.port_server);
   if (rc != 0) fail_msg("helm template failed (%d):\n%s", rc, yaml);
   assert_null(strstr(yaml, "PRIVATE KEY")); /* no key material in what is rendered */
   char err[256];
@@ -236,7 +238,8 @@ static void hook_secrets(char *rv, size_t cap) {
   for (int i = 0; i < 3; i++) {
     json_t *s = secret(names[i]);
     const char *keys[3] = {"ca.crt", "tls.crt", "tls.key"};
-    for (int k = 0; k < (i == 0 ? 3 : 0); k++) assert_non_null(lab_at(json_object_get(s, "data"), keys[k]));
+    for (int k = 0; k < (i == 0 ? 3 : 0); k++)
+      assert_non_null(json_object_get(json_object_get(s, "data"), keys[k]));
     if (i > 0) assert_non_null(lab_at(s, "data.token"));
     size_t n = strlen(rv);
     snprintf(rv + n, cap - n, "%s,", lab_str(s, "metadata.resourceVersion"));
