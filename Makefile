@@ -8,6 +8,7 @@
 #   make reproduce  run the papers' scenarios on the lab and analyse them
 #   make lint    clang-format, clang-tidy and cppcheck
 #   make fuzz    run the fuzzers for longer (FUZZ_SECONDS each)
+#   make image   the container image, built with buildah (build/image/ripple-VERSION.oci.tar)
 
 JOBS ?= $(shell nproc)
 BUILD ?= build
@@ -15,7 +16,7 @@ FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build build-dev build-asan build-tsan lab demo test test-dev test-asan \
-        test-tsan test-lab bench reproduce lint format fuzz clean
+        test-tsan test-lab bench reproduce lint format fuzz image clean
 
 all: build
 
@@ -44,11 +45,13 @@ build-tsan: deps
 	    -DRIPPLE_TSAN=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)/tsan -j $(JOBS)
 
-# The test cluster's binaries and Jaeger (the OTLP backend of lab tests), built
-# once through the Go module proxy and cached outside the work tree (docs/lab.md).
+# The test cluster's binaries, Jaeger (the OTLP backend of lab tests) and Helm (the
+# chart's tests), built once through the Go module proxy and cached outside the
+# work tree (docs/lab.md).
 lab: deps
 	@lab/build.sh >/dev/null
 	@lab/build.sh --jaeger >/dev/null
+	@lab/build.sh --helm >/dev/null
 
 demo: build lab
 	@scripts/with-lab scripts/demo $(BUILD)/release
@@ -108,6 +111,13 @@ fuzz: build-asan
 	  $(BUILD)/asan/tests/$$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	    $(BUILD)/fuzz-corpus/$$c tests/fuzz/corpus/$$c || exit 1; \
 	done
+
+# The container image (deploy/image/Containerfile) with buildah, as root: its
+# Debian base made with debootstrap (cached), the image as an OCI archive; then
+# its programs run from it as uid 65532 on a read-only root (deploy/image/check).
+image: deps
+	@scripts/build-image
+	@deploy/image/check
 
 clean:
 	rm -rf $(BUILD)

@@ -64,7 +64,9 @@ static void label(const ripple_kube_resource_t *r, const char *name, char *out, 
   for (; i < sizeof kind - 1 && r->kind[i]; i++)
     kind[i] = (char)(r->kind[i] >= 'A' && r->kind[i] <= 'Z' ? r->kind[i] + 32 : r->kind[i]);
   kind[i] = '\0';
-  snprintf(out, cap, "%s%s%s/%s", kind, *r->group ? "." : "", r->group, name);
+  /* A label cut short is still a label; only an encoding error empties it. */
+  if (snprintf(out, cap, "%s%s%s/%s", kind, *r->group ? "." : "", r->group, name) < 0)
+    out[0] = '\0';
 }
 
 static const char *ns_for(const kr_kube_t *k, const ripple_kube_resource_t *r) {

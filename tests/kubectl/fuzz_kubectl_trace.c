@@ -18,7 +18,7 @@ static void why(FILE *f, const kr_trace_t *t) {
   if (!t->n) return;
   const kr_span_t *last = &t->spans[t->n - 1];
   if (!*last->uid && !*last->oname) return; /* a create by generateName names nothing */
-  if (!*last->kind) return; /* not a write (a watch's record): never a hop */
+  if (!*last->kind) return;                 /* not a write (a watch's record): never a hop */
   kr_why_target_t o = {last->kind, last->ns, last->oname, last->uid, NULL};
   kr_why_t w;
   if (kr_why_chain(t, &o, &w) != RIPPLE_OK) abort(); /* the span itself matches */
