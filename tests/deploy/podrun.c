@@ -9,11 +9,13 @@
 #endif
 #include "podrun.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 #include "rw_lab.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+#define IMAGE_WORKDIR "/var/lib/ripple" /* the image's WORKDIR and HOME */
 #define MAX_MOUNTS 16
 #define MAX_ARGS 64
 #define MAX_ENV 32
@@ -43,7 +46,22 @@ typedef struct plan {
   char *envp[MAX_ENV + 8];
   uid_t uid;
   gid_t gid, fs_group;
+  char pool[32768]; /* the strings argv and envp point into */
+  size_t used;
 } plan_t;
+
+/* A printf-formatted string kept in the plan's pool. */
+static char *keep(plan_t *pl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *keep(plan_t *pl, const char *fmt, ...) {
+  char *at = pl->pool + pl->used;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(at, sizeof pl->pool - pl->used, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof pl->pool - pl->used) fail_msg("podrun: arguments too long");
+  pl->used += (size_t)n + 1;
+  return at;
+}
 
 const json_t *podrun_template(const json_t *obj) {
   const json_t *t = lab_at(obj, "spec.template");
@@ -176,10 +194,22 @@ static void add_mount(plan_t *pl, const char *src, const char *dst, int ro) {
   m->ro = ro;
 }
 
+/* The volume's directory and the files in it (volumes here are flat), as the
+ * kubelet gives them to the Pod's fsGroup. */
 static void chown_tree(const char *dir, uid_t uid, gid_t gid) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "chown -R %u:%u '%s'", (unsigned)uid, (unsigned)gid, dir);
-  if (system(cmd) != 0) fail_msg("podrun: %s failed", cmd);
+  if (chown(dir, uid, gid) != 0) fail_msg("podrun: chown %s: %s", dir, strerror(errno));
+  DIR *d = opendir(dir);
+  if (!d) {
+    fail_msg("podrun: %s: %s", dir, strerror(errno));
+    return;
+  }
+  for (struct dirent *e; (e = readdir(d));) {
+    char path[512];
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (chown(path, uid, gid) != 0) fail_msg("podrun: chown %s: %s", path, strerror(errno));
+  }
+  closedir(d);
 }
 
 /* Every volumeMount of container c, materialised under p->dir. */
@@ -192,8 +222,7 @@ static void plan_mounts(podrun_t *p, plan_t *pl, const json_t *obj, const json_t
     const char *name = lab_str(vm, "name");
     char dir[256];
     const json_t *vol = find_named(json_object_get(spec, "volumes"), name);
-    if (!vol && !has_claim(obj, name))
-      fail_msg("podrun: volumeMount %s names no volume", name);
+    if (!vol && !has_claim(obj, name)) fail_msg("podrun: volumeMount %s names no volume", name);
     if (vol || !o->data_dir) {
       snprintf(dir, sizeof dir, "%s/vol-%s", p->dir, name);
       mkdirs(dir, 0755);
@@ -217,18 +246,25 @@ static void plan_token(podrun_t *p, plan_t *pl, const json_t *spec, const podrun
            sa ? sa : "default");
   json_t *tr = NULL;
   ripple_kube_status_t st;
-  const char *body = "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenRequest\","
-                     "\"spec\":{\"expirationSeconds\":3600}}";
+  const char *body =
+      "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"TokenRequest\","
+      "\"spec\":{\"expirationSeconds\":3600}}";
   LAB_OK(st, ripple_kube_request(o->kc, "POST", path, "application/json", body, strlen(body), &tr,
                                  &st));
   const char *token = lab_str(tr, "status.token");
-  if (!token) fail_msg("podrun: the TokenRequest for %s gave no token", sa);
+  if (!token) {
+    fail_msg("podrun: the TokenRequest for %s gave no token", sa);
+    return;
+  }
   snprintf(dir, sizeof dir, "%s/serviceaccount", p->dir);
   mkdirs(dir, 0755);
   write_file(dir, "token", token, strlen(token));
   write_file(dir, "namespace", o->ns, strlen(o->ns));
-  FILE *f = fopen(o->ca_file, "rb");
-  if (!f) fail_msg("podrun: cannot read %s", o->ca_file);
+  FILE *f = o->ca_file ? fopen(o->ca_file, "rb") : NULL;
+  if (!f) {
+    fail_msg("podrun: cannot read the cluster's CA (%s)", o->ca_file ? o->ca_file : "unset");
+    return;
+  }
   char ca[16384];
   size_t n = fread(ca, 1, sizeof ca, f);
   fclose(f);
@@ -239,7 +275,7 @@ static void plan_token(podrun_t *p, plan_t *pl, const json_t *spec, const podrun
 
 /* $(VAR) in an argument, from the container's own environment (as the kubelet
  * expands it); an unknown $(VAR) stays as it is. */
-static char *expand(const char *arg, char *const *envp) {
+static char *expand(plan_t *pl, const char *arg, char *const *envp) {
   char out[1024];
   size_t n = 0;
   for (const char *s = arg; *s && n + 1 < sizeof out;) {
@@ -257,40 +293,37 @@ static char *expand(const char *arg, char *const *envp) {
     }
   }
   out[n < sizeof out ? n : sizeof out - 1] = '\0';
-  return strdup(out);
+  return keep(pl, "%s", out);
 }
 
 static void plan_env(plan_t *pl, const json_t *c, const podrun_opts_t *o) {
   int n = 0;
-  char buf[512];
   size_t i;
   const json_t *e;
   json_array_foreach(json_object_get(c, "env"), i, e) {
-    if (!json_object_get(e, "value")) fail_msg("podrun: env %s is not a plain value", lab_str(e, "name"));
+    if (!json_object_get(e, "value"))
+      fail_msg("podrun: env %s is not a plain value", lab_str(e, "name"));
     if (n >= MAX_ENV) fail_msg("podrun: too many env entries");
-    snprintf(buf, sizeof buf, "%s=%s", lab_str(e, "name"), lab_str(e, "value"));
-    pl->envp[n++] = strdup(buf);
+    pl->envp[n++] = keep(pl, "%s=%s", lab_str(e, "name"), lab_str(e, "value"));
   }
-  snprintf(buf, sizeof buf, "KUBERNETES_SERVICE_HOST=%s", o->api_host);
-  pl->envp[n++] = strdup(buf);
-  snprintf(buf, sizeof buf, "KUBERNETES_SERVICE_PORT=%s", o->api_port);
-  pl->envp[n++] = strdup(buf);
-  pl->envp[n++] = strdup("HOME=/");
-  pl->envp[n++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+  pl->envp[n++] = keep(pl, "KUBERNETES_SERVICE_HOST=%s", o->api_host);
+  pl->envp[n++] = keep(pl, "KUBERNETES_SERVICE_PORT=%s", o->api_port);
+  /* The image's own (deploy/image/Containerfile: ENV HOME), and the runtime's PATH. */
+  pl->envp[n++] = keep(pl, "HOME=%s", IMAGE_WORKDIR);
+  pl->envp[n++] = keep(pl, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   pl->envp[n] = NULL;
 }
 
 static void plan_args(plan_t *pl, const json_t *c, const podrun_opts_t *o) {
-  if (json_object_get(c, "command")) fail_msg("podrun: a command other than the image's entry point");
-  char bin[256];
-  snprintf(bin, sizeof bin, "%s/ripple", o->bin_dir);
+  if (json_object_get(c, "command"))
+    fail_msg("podrun: a command other than the image's entry point");
   int n = 0;
-  pl->argv[n++] = strdup(bin);
+  pl->argv[n++] = keep(pl, "%s/ripple", o->bin_dir);
   size_t i;
   const json_t *a;
   json_array_foreach(json_object_get(c, "args"), i, a) {
     if (n > MAX_ARGS) fail_msg("podrun: too many arguments");
-    pl->argv[n++] = expand(json_string_value(a), pl->envp);
+    pl->argv[n++] = expand(pl, json_string_value(a), pl->envp);
   }
   pl->argv[n] = NULL;
 }
@@ -326,6 +359,7 @@ static void child(const plan_t *pl) {
     perror("podrun: user");
     _exit(125);
   }
+  if (chdir(IMAGE_WORKDIR) != 0 && chdir("/") != 0) _exit(125);
   execve(pl->argv[0], pl->argv, pl->envp);
   perror(pl->argv[0]);
   _exit(127);
@@ -355,15 +389,13 @@ void podrun_start(podrun_t *p, const json_t *obj, const podrun_opts_t *o) {
   int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail_msg("podrun: cannot open %s", p->log);
   p->pid = fork();
-  if (p->pid < 0) fail_msg("fork: %s", strerror(errno));
   if (p->pid == 0) {
     dup2(fd, 1);
     dup2(fd, 2);
     child(&pl);
   }
+  if (p->pid < 0) fail_msg("fork: %s", strerror(errno));
   close(fd);
-  for (int i = 0; pl.argv[i]; i++) free(pl.argv[i]);
-  for (int i = 0; pl.envp[i]; i++) free(pl.envp[i]);
 }
 
 int podrun_wait(podrun_t *p, int timeout_ms) {

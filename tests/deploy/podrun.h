@@ -38,7 +38,7 @@ typedef struct podrun_opts {
   const char *bin_dir;      /* where the build's ripple programs are */
   const char *api_host;     /* KUBERNETES_SERVICE_HOST, KUBERNETES_SERVICE_PORT */
   const char *api_port;
-  const char *ca_file; /* the cluster's CA: the token's ca.crt */
+  const char *ca_file;  /* the cluster's CA: the token's ca.crt */
   const char *data_dir; /* for volumeClaimTemplates: kept across restarts; NULL: fresh */
 } podrun_opts_t;
 

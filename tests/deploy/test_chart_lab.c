@@ -27,8 +27,8 @@
  * (webhook.traceServer): a cluster's Service names do not resolve here.
  */
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,27 +65,6 @@ static unsigned free_port(void) {
   return ntohs(a.sin_port);
 }
 
-/* Run a shell command of the test's own; its stdout (the caller frees) and status. */
-static int run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int run(char **out, const char *fmt, ...) {
-  char cmd[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  FILE *p = popen(cmd, "r");  // NOLINT(cert-env33-c): the test's own command line
-  assert_non_null(p);
-  sbuf_t b;
-  sbuf_init(&b);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) sbuf_put(&b, buf, n);
-  sbuf_putc(&b, '\0');
-  int st = pclose(p);
-  *out = b.p;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static const json_t *doc(const char *kind, const char *name) {
   size_t i;
   const json_t *d;
@@ -108,15 +87,16 @@ static const char *named(const char *part) {
 static void render(void) {
   const char *src = getenv("RIPPLE_SOURCE_DIR");
   char *helm = NULL, *yaml = NULL;
-  if (run(&helm, "'%s/lab/build.sh' --print-helm", src) != 0) fail_msg("helm is not built");
+  if (lab_sh(&helm, "'%s/lab/build.sh' --print-helm", src) != 0) fail_msg("helm is not built");
   helm[strcspn(helm, "\n")] = '\0';
-  int rc = run(&yaml,
-               "'%s' template %s '%s/deploy/helm/ripple' --namespace %s --set listenHost=127.0.0.1"
-               " --set server.port=%u --set webhook.port=%u --set guard.port=%u"
-               " --set webhook.url=https://127.0.0.1:%u/mutate --set 'webhook.namespaces={%s}'"
-               " --set webhook.traceServer=http://127.0.0.1:%u --set logLevel=debug",
-               helm, t.rel, src, t.l.ns, t.port_server, t.port_webhook, t.port_guard,
-               t.port_webhook, t.wns, t.port_server);
+  int rc =
+      lab_sh(&yaml,
+             "'%s' template %s '%s/deploy/helm/ripple' --namespace %s --set listenHost=127.0.0.1"
+             " --set server.port=%u --set webhook.port=%u --set guard.port=%u"
+             " --set webhook.url=https://127.0.0.1:%u/mutate --set 'webhook.namespaces={%s}'"
+             " --set webhook.traceServer=http://127.0.0.1:%u --set logLevel=debug",
+             helm, t.rel, src, t.l.ns, t.port_server, t.port_webhook, t.port_guard, t.port_webhook,
+             t.wns, t.port_server);
   if (rc != 0) fail_msg("helm template failed (%d):\n%s", rc, yaml);
   assert_null(strstr(yaml, "PRIVATE KEY")); /* no key material in what is rendered */
   char err[256];
@@ -133,8 +113,8 @@ static void check_pod(const json_t *obj) {
   const json_t *c = json_array_get(json_object_get(spec, "containers"), 0);
   assert_true(json_is_true(lab_at(c, "securityContext.readOnlyRootFilesystem")));
   assert_true(json_is_false(lab_at(c, "securityContext.allowPrivilegeEscalation")));
-  assert_string_equal(json_string_value(json_array_get(lab_at(c, "securityContext.capabilities.drop"), 0)),
-                      "ALL");
+  assert_string_equal(
+      json_string_value(json_array_get(lab_at(c, "securityContext.capabilities.drop"), 0)), "ALL");
 }
 
 /* What the rendered objects must say, before anything runs. */
@@ -162,9 +142,9 @@ static void check_rendered(void) {
   assert_true(json_equal(lab_at(pdb, "spec.selector.matchLabels"),
                          lab_at(wh, "spec.selector.matchLabels")));
   const json_t *sts = doc("StatefulSet", named("server"));
-  assert_string_equal(lab_str(json_array_get(lab_at(sts, "spec.volumeClaimTemplates"), 0),
-                              "metadata.name"),
-                      "data");
+  assert_string_equal(
+      lab_str(json_array_get(lab_at(sts, "spec.volumeClaimTemplates"), 0), "metadata.name"),
+      "data");
 }
 
 /* Every rendered object but the workloads, created for real. */
@@ -206,8 +186,12 @@ static podrun_opts_t run_opts(void) {
   const char *server = getenv("RIPPLE_LAB_SERVER"); /* https://127.0.0.1:PORT */
   if (!server || sscanf(server, "https://%63[^:]:%15s", host, port) != 2)
     fail_msg("RIPPLE_LAB_SERVER is not set (eval \"$(lab/lab env)\")");
-  return (podrun_opts_t){.kc = t.l.kc, .ns = t.l.ns, .bin_dir = t.bins, .api_host = host,
-                         .api_port = port, .ca_file = getenv("RIPPLE_LAB_CA"),
+  return (podrun_opts_t){.kc = t.l.kc,
+                         .ns = t.l.ns,
+                         .bin_dir = t.bins,
+                         .api_host = host,
+                         .api_port = port,
+                         .ca_file = getenv("RIPPLE_LAB_CA"),
                          .data_dir = t.data};
 }
 
@@ -250,7 +234,7 @@ static void hook_secrets(char *rv, size_t cap) {
 static char *token(const char *which) {
   json_t *s = secret(named(which));
   char *out = NULL;
-  if (run(&out, "echo '%s' | base64 -d", lab_str(s, "data.token")) != 0) fail_msg("base64");
+  if (lab_sh(&out, "echo '%s' | base64 -d", lab_str(s, "data.token")) != 0) fail_msg("base64");
   json_decref(s);
   return out;
 }
@@ -262,7 +246,8 @@ typedef struct regstate {
 
 static regstate_t registration(void) {
   char path[256];
-  snprintf(path, sizeof path, "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/%s",
+  snprintf(path, sizeof path,
+           "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/%s",
            named("webhook"));
   json_t *m = NULL;
   ripple_kube_status_t st;
@@ -307,8 +292,8 @@ static int kr(char **out, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(args, sizeof args, fmt, ap);
   va_end(ap);
-  return run(out, "'%s' --kubeconfig '%s' %s", getenv("RIPPLE_KUBECTL_BIN"), getenv("KUBECONFIG"),
-             args);
+  return lab_sh(out, "'%s' --kubeconfig '%s' %s", getenv("RIPPLE_KUBECTL_BIN"),
+                getenv("KUBECONFIG"), args);
 }
 
 static int webhook_called(void *ud) {
@@ -463,8 +448,13 @@ static int setup(void **state) {
   char sfx[8];
   lab_suffix(sfx, 6);
   snprintf(t.rel, sizeof t.rel, "rt%s", sfx);
-  const char *bin = getenv("RIPPLE_SERVER_BIN");
-  snprintf(t.bins, sizeof t.bins, "%.*s", (int)(strrchr(bin, '/') - bin), bin);
+  const char *bin = getenv("RIPPLE_SERVER_BIN"); /* set by CTest (tests/CMakeLists.txt) */
+  const char *slash = bin ? strrchr(bin, '/') : NULL;
+  if (!slash) {
+    fail_msg("RIPPLE_SERVER_BIN is not set: run this test through ctest");
+    return -1;
+  }
+  snprintf(t.bins, sizeof t.bins, "%.*s", (int)(slash - bin), bin);
   snprintf(t.data, sizeof t.data, "/var/tmp/ripple-chart-data-%s", sfx);
   t.port_server = free_port();
   t.port_webhook = free_port();
@@ -487,8 +477,8 @@ static int teardown(void **state) {
   whlab_end(&t.l);
   /* The volumes hold the tokens and the key: nothing may stay behind. */
   char *out = NULL;
-  run(&out, "rm -rf '%s' '%s' '%s' '%s' '%s'", t.data, t.certs.dir, t.server.dir, t.webhook.dir,
-      t.guard.dir);
+  lab_sh(&out, "rm -rf '%s' '%s' '%s' '%s' '%s'", t.data, t.certs.dir, t.server.dir, t.webhook.dir,
+         t.guard.dir);
   free(out);
   return 0;
 }

@@ -39,17 +39,7 @@ static int kr_run(char **out, const char *fmt, ...) {
   snprintf(cmd, sizeof cmd, "'%s' --kubeconfig '%s' %s", getenv("RIPPLE_KUBECTL_BIN"),
            getenv("KUBECONFIG"), args);
   /* The shell is wanted: the arguments are the test's own, quoted above. */
-  FILE *p = popen(cmd, "r");  // NOLINT(cert-env33-c)
-  assert_non_null(p);
-  sbuf_t b;
-  sbuf_init(&b);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) sbuf_put(&b, buf, n);
-  sbuf_putc(&b, '\0');
-  int st = pclose(p);
-  *out = b.p;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return lab_sh(out, "%s", cmd);
 }
 
 /* The value after "cpid: " in a change's output, into id (37 bytes). */

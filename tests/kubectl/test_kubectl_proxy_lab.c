@@ -47,17 +47,7 @@ static int kr_run(char **out, const char *kubeconfig, const char *fmt, ...) {
   va_end(ap);
   snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s' --kubeconfig '%s' %s 2>&1",
            getenv("RIPPLE_KUBECTL_BIN"), kubeconfig, args);
-  FILE *p = popen(cmd, "r");  // NOLINT(cert-env33-c): the test's own words, quoted
-  assert_non_null(p);
-  sbuf_t b;
-  sbuf_init(&b);
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) sbuf_put(&b, buf, n);
-  sbuf_putc(&b, '\0');
-  int st = pclose(p);
-  *out = b.p;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return lab_sh(out, "%s", cmd);
 }
 
 /* `trace CPID --server-service NS/svc` fails (status 1) saying every want. */

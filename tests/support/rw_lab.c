@@ -3,12 +3,15 @@
  */
 #include "rw_lab.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "ripplex/rnd.h"
+#include "ripplex/sbuf.h"
 
 ripple_kube_client_t *lab_client(void) {
   if (!getenv("KUBECONFIG"))
@@ -138,4 +141,23 @@ json_t *lab_names(ripple_kube_client_t *c, const char *resource, const char *ns,
   LAB_OK(st, ripple_kube_list(c, lab_resolve(c, resource), &lo, collect_name, names, &rv, &st));
   ripple_free(rv);
   return names;
+}
+
+int lab_sh(char **out, const char *fmt, ...) {
+  char cmd[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  FILE *p = popen(cmd, "r");  // NOLINT(cert-env33-c): the test's own command line
+  assert_non_null(p);
+  sbuf_t b;
+  sbuf_init(&b);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) sbuf_put(&b, buf, n);
+  sbuf_putc(&b, '\0');
+  int st = pclose(p);
+  *out = b.p;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

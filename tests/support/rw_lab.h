@@ -58,5 +58,9 @@ long long lab_int(const json_t *j, const char *path); /* -1 if absent */
 json_t *lab_names(ripple_kube_client_t *c, const char *resource, const char *ns,
                   const char *selector);
 int lab_wait(int (*cond)(void *ud), void *ud, int timeout_ms);
+/* Run a shell command line of the test's own (printf-style: quote what the
+ * arguments put in it); its standard output into *out (the caller frees it).
+ * The exit status, -1 when it did not exit. */
+int lab_sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
