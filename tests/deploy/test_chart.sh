@@ -3,6 +3,7 @@
 # (lab/build.sh --helm, built from the Go module proxy):
 #  1. it lints (strict) with its defaults and every ci/*-values.yaml, and values that
 #     are wrong (a misspelt key, a bad URL, a port out of range) are refused;
+#     cert-manager makes the certificate exactly when the cluster serves it;
 #  2. for each of those value sets, every object it renders is accepted by the lab's
 #     API server in a server-side dry run (CEL match conditions compiled, RBAC,
 #     probes, the Job, all of it); cert-manager's and the Prometheus Operator's kinds
@@ -55,6 +56,22 @@ for bad in webhook.replica=3 server.otlpEndpoint=ftp://x guard.port=70000 logLev
     fail "helm lint accepted --set $bad"
   else ok "lint refuses --set $bad"; fi
 done
+
+# cert-manager by default exactly when the cluster serves it (certs.certManager.enabled
+# auto): a Certificate and the CA injector's annotation, and no certificate from the hook.
+cm() { "$helm" template "$rel" "$chart" "$@" | grep -c "$pattern" || true; }
+pattern='^kind: Certificate$'
+if [[ $(cm) == 0 && $(cm --api-versions cert-manager.io/v1) == 2 &&
+  $(cm --api-versions cert-manager.io/v1 --set certs.certManager.enabled=false) == 0 ]]; then
+  ok "cert-manager used when served (auto)"
+else fail "certs.certManager.enabled=auto does not follow cert-manager.io/v1"; fi
+pattern='^        - --tls-secret='
+if [[ $(cm) == 1 && $(cm --api-versions cert-manager.io/v1) == 0 ]]; then
+  ok "the hook makes the certificate only without cert-manager"
+else fail "the hook's --tls-secret does not follow cert-manager"; fi
+if "$helm" lint --strict "$chart" --set certs.certManager.enabled=maybe >/dev/null 2>&1; then
+  fail "helm lint accepted certs.certManager.enabled=maybe"
+else ok "lint refuses certs.certManager.enabled=maybe"; fi
 
 # 2. Server-side dry run of everything rendered, per value set.
 kubectl create namespace "$ns" >/dev/null

@@ -74,3 +74,15 @@ securityContext:
         items: [{key: token, path: reader}]
     {{- end }}
 {{- end -}}
+
+{{/* "true" when cert-manager makes the webhook's certificate: certs.certManager.enabled
+true, or "auto" (the default) and the cluster serves cert-manager.io/v1. Empty
+otherwise. */}}
+{{- define "ripple.certManager" -}}
+{{- $on := .Values.certs.certManager.enabled -}}
+{{- if eq (toString $on) "auto" -}}
+{{- if .Capabilities.APIVersions.Has "cert-manager.io/v1" }}true{{ end -}}
+{{- else if $on -}}
+true
+{{- end -}}
+{{- end -}}
