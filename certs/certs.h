@@ -65,13 +65,6 @@ int certs_tls_check(const json_t *secret, const char *const *dns, size_t ndns, t
  * 32 bytes); 0 when it has none that decodes. For the log. */
 int certs_tls_not_after(const json_t *secret, char *out, size_t cap);
 
-/* Standard base64 of n bytes, NUL-terminated; NULL when out of memory. */
-char *certs_b64_encode(const void *p, size_t n);
-/* Standard base64 (with padding, no whitespace) into *out (NUL-terminated,
- * *len bytes before the NUL): RIPPLE_OK, RIPPLE_EINVAL for anything else,
- * RIPPLE_ERANGE above max bytes, RIPPLE_ENOMEM. */
-int certs_b64_decode(const char *s, size_t max, char **out, size_t *len);
-
 /* A fresh token into out: RIPPLE_OK or RIPPLE_ESYS (no random bytes). */
 int certs_token_new(char out[CERTS_TOKEN_LEN + 1]);
 

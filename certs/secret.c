@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "certs.h"
+#include "ripplex/b64.h"
 #include "ripplex/clock.h"
 #include "ripplex/sbuf.h"
 
@@ -134,7 +135,7 @@ static json_t *secret_new(const certs_run_t *r, const char *name, const char *ty
 static int set_data(json_t *obj, const char *key, const char *text) {
   json_t *data = json_object_get(obj, "data");
   if (!json_is_object(data) && json_object_set_new(obj, "data", data = json_object())) return 0;
-  char *b = certs_b64_encode(text, strlen(text));
+  char *b = b64_encode_str(text, strlen(text));
   int ok = b && !json_object_set_new(data, key, json_string(b));
   if (b) explicit_bzero(b, strlen(b)); /* a key or a token */
   free(b);

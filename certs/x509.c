@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "certs.h"
+#include "ripplex/b64.h"
 #include "ripplex/hex.h"
 #include "ripplex/rnd.h"
 #include "ripplex/sbuf.h"
@@ -31,40 +32,24 @@
 #define CERTS_MAX_PEM (64 * 1024)
 #define CERTS_MAX_CHAIN 16
 
-/* ---- base64, tokens, names ------------------------------------------------ */
+/* ---- Secret data, tokens, names --------------------------------------------- */
 
-char *certs_b64_encode(const void *p, size_t n) {
-  if (n > (size_t)INT32_MAX / 2) return NULL;
-  char *out = malloc(4 * ((n + 2) / 3) + 1);
-  if (!out) return NULL;
-  EVP_EncodeBlock((unsigned char *)out, p, (int)n);
-  return out;
-}
-
-static int b64_char(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-         c == '/';
-}
-
-int certs_b64_decode(const char *s, size_t max, char **out, size_t *len) {
-  size_t n = strlen(s), pad = 0;
-  if (n % 4) return RIPPLE_EINVAL;
-  while (pad < 2 && pad < n && s[n - 1 - pad] == '=') pad++;
-  for (size_t i = 0; i < n - pad; i++)
-    if (!b64_char(s[i])) return RIPPLE_EINVAL;
-  if (n / 4 * 3 - pad > max) return RIPPLE_ERANGE;
-  if (n > (size_t)INT32_MAX) return RIPPLE_ERANGE;
-  unsigned char *p = malloc(n / 4 * 3 + 1);
-  if (!p) return RIPPLE_ENOMEM;
-  int got = n ? EVP_DecodeBlock(p, (const unsigned char *)s, (int)n) : 0;
-  if (got < 0 || (size_t)got < pad) {
-    free(p);
-    return RIPPLE_EINVAL;
+/* A Secret's data[key] (v) decoded: 1, or 0 when it is not a string of base64
+ * or holds more than CERTS_MAX_PEM bytes. A string longer than the base64 of
+ * CERTS_MAX_PEM bytes is refused before anything is allocated for it. */
+static int decode_pem(const json_t *v, char **pem, size_t *len) {
+  size_t n = json_string_length(v);
+  char *p = NULL;
+  if (!json_is_string(v) || n > (CERTS_MAX_PEM + 2) / 3 * 4 ||
+      b64_decode(json_string_value(v), n, &p, &n) != RIPPLE_OK)
+    return 0;
+  if (n > CERTS_MAX_PEM) { /* up to 2 more in the last quantum */
+    OPENSSL_clear_free(p, n);
+    return 0;
   }
-  *len = (size_t)got - pad;
-  p[*len] = '\0';
-  *out = (char *)p;
-  return RIPPLE_OK;
+  *pem = p;
+  *len = n;
+  return 1;
 }
 
 int certs_token_new(char out[CERTS_TOKEN_LEN + 1]) {
@@ -295,8 +280,7 @@ static int field(const json_t *data, const char *key, char **pem, size_t *len, c
                  size_t cap) {
   const json_t *v = json_object_get(data, key);
   if (!v) return snprintf(why, cap, "missing_%s", key), 0;
-  if (!json_is_string(v) || certs_b64_decode(json_string_value(v), CERTS_MAX_PEM, pem, len))
-    return snprintf(why, cap, "bad_%s", key), 0;
+  if (!decode_pem(v, pem, len)) return snprintf(why, cap, "bad_%s", key), 0;
   return 1;
 }
 
@@ -394,8 +378,7 @@ int certs_tls_not_after(const json_t *secret, char *out, size_t cap) {
   const json_t *v = json_object_get(json_object_get(secret, "data"), CERTS_KEY_CRT);
   char *pem = NULL;
   size_t len = 0;
-  if (!json_is_string(v) || certs_b64_decode(json_string_value(v), CERTS_MAX_PEM, &pem, &len))
-    return 0;
+  if (!decode_pem(v, &pem, &len)) return 0;
   STACK_OF(X509) *sk = read_certs(pem, len);
   free(pem);
   struct tm tm;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "guard.h"
+#include "ripplex/b64.h"
 #include "ripplex/sbuf.h"
 
 #define PEM_BEGIN "-----BEGIN CERTIFICATE-----"
@@ -62,22 +63,10 @@ int guard_reg_ca_equal(const guard_reg_t *r, const char *pem, size_t len) {
   return 1;
 }
 
-static void b64_encode(sbuf_t *b, const unsigned char *s, size_t n) {
-  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (size_t i = 0; i < n; i += 3) {
-    unsigned v = (unsigned)s[i] << 16;
-    if (i + 1 < n) v |= (unsigned)s[i + 1] << 8;
-    if (i + 2 < n) v |= s[i + 2];
-    char q[4] = {tab[(v >> 18) & 63], tab[(v >> 12) & 63], i + 1 < n ? tab[(v >> 6) & 63] : '=',
-                 i + 2 < n ? tab[v & 63] : '='};
-    sbuf_put(b, q, 4);
-  }
-}
-
 void guard_reg_ca_patch(const guard_reg_t *r, const char *pem, size_t len, sbuf_t *out) {
   sbuf_t b64;
   sbuf_init(&b64);
-  b64_encode(&b64, (const unsigned char *)pem, len);
+  b64_encode(&b64, pem, len);
   sbuf_puts(out, "{\"webhooks\":[");
   for (size_t i = 0; i < r->n; i++) {
     sbuf_puts(out, i ? ",{\"name\":" : "{\"name\":");

@@ -16,44 +16,8 @@
 #include <string.h>
 
 #include "guard.h"
+#include "ripplex/b64.h"
 #include "ripplex/sbuf.h"
-
-static int b64_val(int c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-/* Standard base64 (whitespace skipped, padding optional) into a new string. */
-static char *b64_decode(const char *s, size_t *out_len) {
-  size_t n = strlen(s);
-  char *out = malloc(n / 4 * 3 + 4);
-  if (!out) return NULL;
-  size_t o = 0;
-  unsigned acc = 0, bits = 0;
-  for (size_t i = 0; i < n; i++) {
-    int c = (unsigned char)s[i];
-    if (isspace(c)) continue;
-    if (c == '=') break;
-    int v = b64_val(c);
-    if (v < 0) {
-      free(out);
-      return NULL;
-    }
-    acc = (acc << 6) | (unsigned)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[o++] = (char)((acc >> bits) & 0xff);
-    }
-  }
-  out[o] = '\0';
-  *out_len = o;
-  return out;
-}
 
 int guard_url_loopback(const char *url) {
   static const char *const ok[] = {"https://127.", "https://localhost:", "https://localhost/",
@@ -102,14 +66,21 @@ static int parse_one(const json_t *wh, guard_target_t *t, char *why, size_t cap)
   const char *name = json_string_value(json_object_get(wh, "name"));
   const json_t *cc = json_object_get(wh, "clientConfig");
   const char *url = json_string_value(json_object_get(cc, "url"));
-  const char *ca = json_string_value(json_object_get(cc, "caBundle"));
+  const json_t *ca = json_object_get(cc, "caBundle");
   if (!name || !json_is_object(cc)) {
     snprintf(why, cap, "a webhook without a name or clientConfig");
     return RIPPLE_EJSON;
   }
   t->name = strdup(name);
   t->url = url ? strdup(url) : service_url(json_object_get(cc, "service"));
-  if (ca && *ca && !(t->ca = b64_decode(ca, &t->ca_len))) {
+  size_t calen = json_string_length(ca); /* 0 when absent or not a string: no CA */
+  char *pem = NULL;
+  size_t len = 0;
+  int rc = calen ? b64_decode(json_string_value(ca), calen, &pem, &len) : RIPPLE_OK;
+  t->ca = pem;
+  t->ca_len = len;
+  if (rc == RIPPLE_ENOMEM) return snprintf(why, cap, "out of memory"), rc;
+  if (rc != RIPPLE_OK) {
     snprintf(why, cap, "webhook %.200s: caBundle is not base64", name);
     return RIPPLE_EJSON;
   }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "kr.h"
+#include "ripplex/b64.h"
 #include "ripplex/tsclient.h"
 
 #define KR_ANSWER_MAX (512u << 20)
@@ -274,33 +275,6 @@ static int get(kr_ts_t *ts, const char *path, json_t **out, char *err, size_t ca
 
 /* ---- the reader token ----------------------------------------------------------------- */
 
-static int b64_value(unsigned char ch) {
-  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-  if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-  return ch == '+' ? 62 : ch == '/' ? 63 : -1;
-}
-
-/* Standard base64 (a Secret's data) into out (cap bytes, NUL-terminated);
- * the decoded length, or -1 when it is not base64 or does not fit. */
-static long b64_decode(const char *in, char *out, size_t cap) {
-  size_t n = 0;
-  unsigned acc = 0, bits = 0;
-  for (const char *p = in; *p && *p != '='; p++) {
-    int v = b64_value((unsigned char)*p);
-    if (v < 0) return -1;
-    acc = (acc << 6) | (unsigned)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      if (n + 1 >= cap) return -1;
-      out[n++] = (char)((acc >> bits) & 0xff);
-    }
-  }
-  out[n] = '\0';
-  return (long)n;
-}
-
 /* A token fit for a header line: printable ASCII, trailing whitespace (a
  * file's newline) dropped. 0 when it is not. */
 static int token_clean(char *t) {
@@ -348,20 +322,23 @@ static int token_from_secret(kr_ts_t *ts, char *err, size_t cap) {
     return RIPPLE_OK;
   }
   if (rc != RIPPLE_OK) return secret_error(ts, rc, &st, err, cap);
-  const char *v = json_string_value(json_object_get(json_object_get(s, "data"), "token"));
-  char *t = malloc(TOKEN_MAX);
-  if (!t) rc = RIPPLE_ENOMEM;
-  if (t && (!v || b64_decode(v, t, TOKEN_MAX) < 0 || !token_clean(t))) {
+  const json_t *v = json_object_get(json_object_get(s, "data"), "token");
+  char *t = NULL;
+  size_t n = 0;
+  rc = json_is_string(v) ? b64_decode(json_string_value(v), json_string_length(v), &t, &n)
+                         : RIPPLE_EINVAL;
+  /* a NUL inside would cut the token short where it is used as a string */
+  if (rc == RIPPLE_OK && (n >= TOKEN_MAX || strlen(t) != n || !token_clean(t))) rc = RIPPLE_EINVAL;
+  if (rc == RIPPLE_EINVAL) {
     snprintf(err, cap,
              "Secret %s/%s" KR_TOKEN_SECRET_SUFFIX
              " has no usable \"token\" (one line of "
              "printable ASCII, at most %d bytes)",
              ts->w.ns, ts->w.name, TOKEN_MAX - 1);
-    rc = RIPPLE_EINVAL;
   }
   json_decref(s); /* jansson frees the encoded copy; it is not a secret for long */
   if (rc != RIPPLE_OK) {
-    if (t) explicit_bzero(t, TOKEN_MAX);
+    if (t) explicit_bzero(t, n);
     free(t);
     return rc;
   }

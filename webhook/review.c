@@ -5,6 +5,7 @@
  * it is used, and a bad body gets a message naming the field.
  */
 #include "review.h"
+#include "ripplex/b64.h"
 #include "ripplex/sbuf.h"
 
 #include <stdio.h>
@@ -120,25 +121,6 @@ void wh_review_free(wh_review_t *r) {
   r->doc = NULL;
 }
 
-void wh_base64(sbuf_t *out, const char *p, size_t n) {
-  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const unsigned char *s = (const unsigned char *)p;
-  char q[4];
-  size_t i = 0;
-  for (; i + 3 <= n; i += 3) {
-    unsigned v = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
-    q[0] = tab[v >> 18], q[1] = tab[(v >> 12) & 63], q[2] = tab[(v >> 6) & 63], q[3] = tab[v & 63];
-    sbuf_put(out, q, 4);
-  }
-  if (i < n) {
-    unsigned v = (unsigned)s[i] << 16 | (i + 1 < n ? (unsigned)s[i + 1] << 8 : 0);
-    q[0] = tab[v >> 18], q[1] = tab[(v >> 12) & 63];
-    q[2] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-    q[3] = '=';
-    sbuf_put(out, q, 4);
-  }
-}
-
 void wh_review_respond(sbuf_t *out, const char *uid, const char *patch, size_t patch_len,
                        const char *warning, const char *audit_span, const char *audit_cpid) {
   sbuf_puts(out,
@@ -148,7 +130,7 @@ void wh_review_respond(sbuf_t *out, const char *uid, const char *patch, size_t p
   sbuf_puts(out, ",\"allowed\":true");
   if (patch && patch_len) {
     sbuf_puts(out, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-    wh_base64(out, patch, patch_len);
+    b64_encode(out, patch, patch_len);
     sbuf_putc(out, '"');
   }
   if (warning && *warning) {

@@ -51,7 +51,4 @@ void wh_review_free(wh_review_t *r);
 void wh_review_respond(sbuf_t *out, const char *uid, const char *patch, size_t patch_len,
                        const char *warning, const char *audit_span, const char *audit_cpid);
 
-/* Standard base64 of n bytes, appended to out. */
-void wh_base64(sbuf_t *out, const char *p, size_t n);
-
 #endif

@@ -21,6 +21,7 @@
 
 #include "config_util.h"
 #include "kube_internal.h"
+#include "ripplex/b64.h"
 #include "ripplex/sbuf.h"
 #include "ripplex/yjson.h"
 
@@ -148,7 +149,8 @@ static int ybool(loader_t *ld, const json_t *map, const char *key, int *out) {
   return sfail(ld, "%s: expected true or false, not \"%s\"", key, v);
 }
 
-/* A []byte field (base64) or the file named by its path twin. */
+/* A []byte field (base64 as client-go takes it: padded, wrapped over lines
+ * or not) or the file named by its path twin. */
 static int yblob(loader_t *ld, const json_t *map, const char *datakey, const char *filekey,
                  char **out) {
   const char *data, *path;
@@ -156,7 +158,7 @@ static int yblob(loader_t *ld, const json_t *map, const char *datakey, const cha
   if (rc == RIPPLE_OK) rc = ystr(ld, map, filekey, &path);
   if (rc != RIPPLE_OK) return rc;
   if (data) { /* client-go: the data wins over the file */
-    rc = kube_b64_decode(data, out);
+    rc = b64_decode_lines(data, strlen(data), out, NULL);
     if (rc == RIPPLE_ENOMEM) return sfail(ld, "%s: out of memory", datakey);
     if (rc != RIPPLE_OK) return sfail(ld, "%s: not valid base64", datakey);
     return RIPPLE_OK;
@@ -519,12 +521,9 @@ static int exec_info(loader_t *ld, kube_exec_t *x, const ripple_kube_config_t *c
     if (c->insecure) json_object_set_new(cl, "insecure-skip-tls-verify", json_true());
     if (c->proxy_url) json_object_set_new(cl, "proxy-url", json_string(c->proxy_url));
     if (c->ca_pem) {
-      sbuf_t b;
-      sbuf_init(&b);
-      kube_b64_encode(&b, c->ca_pem, strlen(c->ca_pem));
-      sbuf_putc(&b, '\0');
-      json_object_set_new(cl, "certificate-authority-data", json_string(b.p ? b.p : ""));
-      sbuf_free(&b);
+      char *b = b64_encode_str(c->ca_pem, strlen(c->ca_pem));
+      if (b) json_object_set_new(cl, "certificate-authority-data", json_string(b));
+      free(b);
     }
     if (ld->exec_ext) json_object_set(cl, "config", ld->exec_ext);
     json_object_set_new(spec, "cluster", cl);

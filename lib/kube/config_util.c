@@ -1,8 +1,8 @@
 /*
  * config_util.c - the resolved Kubernetes config as an object (accessors,
  * copy, free) and the small helpers loading it needs: bounded file reads,
- * kubectl's relative paths, base64 for kubeconfig []byte fields, and the
- * text of a YAML scalar that yjson typed as a number or a boolean.
+ * kubectl's relative paths, and the text of a YAML scalar that yjson typed as
+ * a number or a boolean.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,62 +33,6 @@ char *kube_path_join(const char *dir, const char *p) {
   if (sbuf_take(&b, &s, NULL) != RIPPLE_OK) s = NULL;
   sbuf_free(&b);
   return s;
-}
-
-static int b64val(unsigned char ch) {
-  if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-  if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-  if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-  if (ch == '+') return 62;
-  if (ch == '/') return 63;
-  return -1;
-}
-
-/* Standard base64 (what Go's []byte fields use); whitespace is skipped as
- * YAML folding may leave some, padding is optional. NULL if invalid. */
-int kube_b64_decode(const char *s, char **res) {
-  size_t n = strlen(s);
-  char *out = malloc(n / 4 * 3 + 4);
-  if (!out) return RIPPLE_ENOMEM;
-  size_t o = 0, k = 0, pad = 0;
-  uint32_t acc = 0;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') continue;
-    if (*p == '=') {
-      pad++;
-      continue;
-    }
-    int v = b64val(*p);
-    if (v < 0 || pad) goto bad; /* a character after padding */
-    acc = acc << 6 | (uint32_t)v;
-    if (++k == 4) {
-      out[o++] = (char)(acc >> 16), out[o++] = (char)(acc >> 8), out[o++] = (char)acc;
-      k = 0, acc = 0;
-    }
-  }
-  if (k == 1 || pad > 2 || (pad && (k + pad) != 4)) goto bad;
-  if (k == 2) out[o++] = (char)(acc >> 4);
-  if (k == 3) out[o++] = (char)(acc >> 10), out[o++] = (char)(acc >> 2);
-  out[o] = '\0';
-  *res = out;
-  return RIPPLE_OK;
-bad:
-  free(out);
-  return RIPPLE_EINVAL;
-}
-
-void kube_b64_encode(sbuf_t *b, const char *s, size_t n) {
-  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const unsigned char *p = (const unsigned char *)s;
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16;
-    if (i + 1 < n) v |= (uint32_t)p[i + 1] << 8;
-    if (i + 2 < n) v |= p[i + 2];
-    sbuf_putc(b, tab[v >> 18 & 63]);
-    sbuf_putc(b, tab[v >> 12 & 63]);
-    sbuf_putc(b, i + 1 < n ? tab[v >> 6 & 63] : '=');
-    sbuf_putc(b, i + 2 < n ? tab[v & 63] : '=');
-  }
 }
 
 /* ---- the config object ---------------------------------------------------------------- */

@@ -1,13 +1,12 @@
 /*
  * config_util.h - what config.c, config_util.c and exec.c share beyond
- * kube_internal.h: bounded file reads, path joining and base64 for kubeconfig
- * fields, and copying an exec section. Private to libripple-kube.
+ * kube_internal.h: bounded file reads, path joining, and copying an exec
+ * section. Private to libripple-kube.
  */
 #ifndef RIPPLE_KUBE_CONFIG_UTIL_H
 #define RIPPLE_KUBE_CONFIG_UTIL_H
 
 #include "kube_internal.h"
-#include "ripplex/sbuf.h"
 
 /* Read a whole file (at most 16 MiB), NUL-terminated into *out (free it).
  * RIPPLE_OK, or RIPPLE_ESYS / RIPPLE_ENOMEM with errno saying why (EFBIG for
@@ -17,12 +16,6 @@ int kube_read_file(const char *path, char **out, size_t *len);
 /* p if absolute, else dir/p: kubectl resolves relative paths in a kubeconfig
  * against the file's directory. NULL when out of memory. */
 char *kube_path_join(const char *dir, const char *p);
-
-/* Standard base64 (Go's []byte in YAML) into *out (free it); whitespace is
- * skipped, padding is optional. RIPPLE_EINVAL for invalid input, or
- * RIPPLE_ENOMEM. */
-int kube_b64_decode(const char *s, char **out);
-void kube_b64_encode(sbuf_t *b, const char *s, size_t n);
 
 /* A deep copy into *out (NULL for no exec section): RIPPLE_OK or
  * RIPPLE_ENOMEM. */

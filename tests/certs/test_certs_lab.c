@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "certs.h"
+#include "ripplex/b64.h"
 #include "rw_lab.h"
 #include "testutil.h"
 
@@ -133,18 +134,18 @@ static char *rv(const char *name) {
 
 /* data[key] of a Secret, decoded (the caller frees it). */
 static char *data(const json_t *s, const char *key) {
-  const char *b = json_string_value(json_object_get(json_object_get(s, "data"), key));
-  if (!b) fail_msg("Secret has no data[%s]", key);
+  const json_t *b = json_object_get(json_object_get(s, "data"), key);
+  if (!json_is_string(b)) fail_msg("Secret has no data[%s]", key);
   char *out = NULL;
   size_t len;
-  assert_int_equal(certs_b64_decode(b, 1 << 20, &out, &len), RIPPLE_OK);
+  assert_int_equal(b64_decode(json_string_value(b), json_string_length(b), &out, &len), RIPPLE_OK);
   return out;
 }
 
 /* Set data[key] of Secret name to text by an update. */
 static void set_data(const char *name, const char *key, const char *text) {
   json_t *s = get_secret(name);
-  char *b = certs_b64_encode(text, strlen(text));
+  char *b = b64_encode_str(text, strlen(text));
   json_object_set_new(json_object_get(s, "data"), key, json_string(b));
   free(b);
   ripple_kube_status_t st;

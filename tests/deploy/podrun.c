@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ripplex/b64.h"
 #include "rw_lab.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -90,33 +91,6 @@ static void write_file(const char *dir, const char *name, const char *data, size
   chmod(path, 0644); /* a Secret volume's defaultMode 0644 */
 }
 
-static int b64val(int c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
-
-/* Base64 (a Secret's data) into out; its length. */
-static size_t b64dec(const char *in, char *out) {
-  size_t n = 0;
-  unsigned acc = 0;
-  int bits = 0;
-  for (; *in && *in != '='; in++) {
-    int v = b64val((unsigned char)*in);
-    if (v < 0) fail_msg("a Secret's data is not base64");
-    acc = (acc << 6) | (unsigned)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[n++] = (char)((acc >> bits) & 0xff);
-    }
-  }
-  return n;
-}
-
 /* Secret name's keys (items: only those, at their paths) into dir. */
 static void secret_files(const podrun_opts_t *o, const char *name, const json_t *items,
                          const char *dir) {
@@ -140,9 +114,12 @@ static void secret_files(const podrun_opts_t *o, const char *name, const json_t 
       }
       if (!to) continue;
     }
-    const char *b = json_string_value(v);
-    char *raw = malloc(strlen(b) + 1);
-    write_file(dir, to, raw, b64dec(b, raw));
+    char *raw = NULL;
+    size_t n = 0;
+    if (!json_is_string(v) ||
+        b64_decode(json_string_value(v), json_string_length(v), &raw, &n) != RIPPLE_OK)
+      fail_msg("podrun: Secret %s: data[%s] is not base64", name, key);
+    write_file(dir, to, raw, n);
     free(raw);
   }
   json_decref(s);

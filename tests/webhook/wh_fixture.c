@@ -2,6 +2,7 @@
  * wh_fixture.c - see wh_fixture.h.
  */
 #include "wh_fixture.h"
+#include "ripplex/b64.h"
 #include "ripplex/sbuf.h"
 
 #include <stdio.h>
@@ -140,31 +141,6 @@ int teardown(void **state) {
   return 0;
 }
 
-static int b64val(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  return c == '+' ? 62 : c == '/' ? 63 : -1;
-}
-
-static void b64decode(const char *s, char *out, size_t cap) {
-  size_t n = 0;
-  unsigned acc = 0;
-  int bits = 0;
-  for (; *s && *s != '='; s++) {
-    int v = b64val(*s);
-    assert_true(v >= 0);
-    acc = acc << 6 | (unsigned)v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      assert_true(n + 1 < cap);
-      out[n++] = (char)((acc >> bits) & 0xff);
-    }
-  }
-  out[n] = '\0';
-}
-
 /* An AdmissionReview from its parts; object/old are JSON text or "null". */
 void review(char *buf, size_t cap, const char *op, const char *user, const char *kind,
             const char *resource, const char *sub, const char *ns, const char *name,
@@ -196,7 +172,12 @@ void post(fx_t *f, const char *body) {
   const char *p = jstr(resp, "patch", NULL);
   if (*p) {
     assert_string_equal(jstr(resp, "patchType", NULL), "JSONPatch");
-    b64decode(p, f->patch, sizeof f->patch);
+    char *raw = NULL;
+    size_t n = 0;
+    assert_int_equal(b64_decode(p, strlen(p), &raw, &n), RIPPLE_OK); /* strict, padded */
+    assert_true(n < sizeof f->patch);
+    memcpy(f->patch, raw, n + 1);
+    free(raw);
   }
 }
 
