@@ -2,7 +2,7 @@
  * reg_kube.c - reading the MutatingWebhookConfiguration and patching the
  * guard's condition (and, with --ca-bundle, the webhooks' caBundle) on it,
  * through libripple-kube (guard.h). The guard needs only get and patch on
- * that one object (webhook/deploy/guard.yaml).
+ * that one object (the chart's ClusterRole, deploy/helm/ripple/templates/guard.yaml).
  */
 #include <stdio.h>
 #include <string.h>
