@@ -1,7 +1,8 @@
 /*
  * stall.c - stalled cascades (stall.h): the window of recent writes, which of
  * them a new span follows, and flagging and ending stalls. What matured
- * writes teach is kept by stall_learn.c.
+ * writes teach is kept by stall_learn.c; the slab, lists and indexes
+ * the writes live on are stall_index.c.
  *
  * A write (stall_int.h) is on the window (young, in arrival order, until it
  * matures; then waiting, while an expected next hop is not yet due), on its
@@ -80,146 +81,22 @@ typedef struct rcache {
   unsigned n, next;
 } rcache_t;
 
-/* ---- lists, indexes, the slab ---------------------------------------------- */
-
-static void l_append(stall_t *s, uint32_t *head, uint32_t *tail, uint32_t i, int l) {
-  went_t *w = W(s, i);
-  w->prev[l] = *tail;
-  w->next[l] = NIL;
-  if (*tail != NIL)
-    W(s, *tail)->next[l] = i;
-  else
-    *head = i;
-  *tail = i;
-}
-
-static void l_unlink(stall_t *s, uint32_t *head, uint32_t *tail, uint32_t i, int l) {
-  went_t *w = W(s, i);
-  if (w->prev[l] != NIL)
-    W(s, w->prev[l])->next[l] = w->next[l];
-  else
-    *head = w->next[l];
-  if (w->next[l] != NIL)
-    W(s, w->next[l])->prev[l] = w->prev[l];
-  else
-    *tail = w->prev[l];
-  w->next[l] = w->prev[l] = NIL;
-}
-
-typedef struct kq {
-  int type;
-  const sstr_t *a, *b, *c;
-} kq_t;
-
-static int key_eq(const void *item, const void *key) {
-  const ikey_t *k = item;
-  const kq_t *q = key;
-  return k->type == q->type && k->a == q->a && k->b == q->b && k->c == q->c;
-}
-
-static uint64_t key_hash(const stall_t *s, const kq_t *q) {
-  uint64_t h = stall_mix(s->seed ^ (uint64_t)q->type);
-  h = stall_mix(h ^ (q->a ? q->a->h : 1));
-  h = stall_mix(h ^ (q->b ? q->b->h : 2));
-  return stall_mix(h ^ (q->c ? q->c->h : 3));
-}
-
-static const ikey_t *key_find(const stall_t *s, int type, const sstr_t *a, const sstr_t *b,
-                              const sstr_t *c) {
-  kq_t q = {type, a, b, c};
-  return htab_find(&s->keys, key_hash(s, &q), key_eq, &q);
-}
-
-static int index_add(stall_t *s, uint32_t i, int type, const sstr_t *a, const sstr_t *b,
-                     const sstr_t *c) {
-  kq_t q = {type, a, b, c};
-  uint64_t h = key_hash(s, &q);
-  ikey_t *k = htab_find(&s->keys, h, key_eq, &q);
-  if (!k) {
-    if (!(k = calloc(1, sizeof *k))) return RIPPLE_ENOMEM;
-    *k = (ikey_t){h, a, b, c, NIL, NIL, 0, type};
-    if (htab_add(&s->keys, h, k) != RIPPLE_OK) {
-      free(k);
-      return RIPPLE_ENOMEM;
-    }
-  }
-  l_append(s, &k->head, &k->tail, i, L_OBJ + type);
-  k->n++;
-  W(s, i)->key[type] = k;
-  return RIPPLE_OK;
-}
-
-static void index_del(stall_t *s, uint32_t i, int type) {
-  went_t *w = W(s, i);
-  ikey_t *k = w->key[type];
-  if (!k) return;
-  l_unlink(s, &k->head, &k->tail, i, L_OBJ + type);
-  w->key[type] = NULL;
-  if (--k->n) return;
-  htab_del(&s->keys, k->h, k);
-  free(k);
-}
-
-static uint32_t went_alloc(stall_t *s) {
-  uint32_t i;
-  if (s->wfree != NIL) {
-    i = s->wfree;
-    s->wfree = W(s, i)->next[L_WIN];
-  } else {
-    uint32_t c = s->nhigh / STALL_CHUNK;
-    if (s->nhigh % STALL_CHUNK == 0) {
-      if (s->nhigh >= UINT32_MAX - STALL_CHUNK) return NIL;
-      if (c >= s->cchunk) {
-        uint32_t cap = s->cchunk ? s->cchunk * 2 : 8;
-        went_t **v = realloc(s->chunk, cap * sizeof(went_t *));
-        if (!v) return NIL;
-        s->chunk = v;
-        s->cchunk = cap;
-      }
-      if (!(s->chunk[c] = malloc(STALL_CHUNK * sizeof(went_t)))) return NIL;
-      s->nchunk = c + 1;
-    }
-    i = s->nhigh++;
-  }
-  went_t *w = W(s, i);
-  memset(w, 0, sizeof *w);
-  for (int l = 0; l < L_N; l++) w->next[l] = w->prev[l] = NIL;
-  w->hk = NIL;
-  w->any_delay = -1;
-  w->flags = F_USED;
-  return i;
-}
-
-static void went_free(stall_t *s, uint32_t i) {
-  went_t *w = W(s, i);
-  for (int t = 0; t < IK_N; t++) index_del(s, i, t);
-  str_unref(s, w->kind);
-  str_unref(s, w->ns);
-  str_unref(s, w->obj);
-  str_unref(s, w->owner);
-  str_unref(s, w->link);
-  free(w->fol);
-  memset(w, 0, sizeof *w);
-  w->next[L_WIN] = s->wfree;
-  s->wfree = i;
-}
-
 /* ---- a write's states ------------------------------------------------------ */
 
 static void pend_leave(stall_t *s, uint32_t i) {
   went_t *w = W(s, i);
   if (!(w->flags & F_PEND)) return;
   hkind_t *k = s->kind[w->hk];
-  l_unlink(s, &k->phead, &k->ptail, i, L_PEND);
+  stall_list_unlink(s, &k->phead, &k->ptail, i, L_PEND);
   w->flags &= (uint8_t)~F_PEND;
 }
 
 static void win_leave(stall_t *s, uint32_t i) {
   went_t *w = W(s, i);
   if (w->flags & F_YOUNG)
-    l_unlink(s, &s->yhead, &s->ytail, i, L_WIN);
+    stall_list_unlink(s, &s->yhead, &s->ytail, i, L_WIN);
   else if (w->flags & F_WAIT)
-    l_unlink(s, &s->whead, &s->wtail, i, L_WIN);
+    stall_list_unlink(s, &s->whead, &s->wtail, i, L_WIN);
   else
     return;
   w->flags &= (uint8_t) ~(F_YOUNG | F_WAIT);
@@ -231,7 +108,7 @@ static void release(stall_t *s, uint32_t i) {
   const went_t *w = W(s, i);
   if ((w->flags & (F_YOUNG | F_WAIT)) || w->st) return;
   pend_leave(s, i);
-  went_free(s, i);
+  stall_went_free(s, i);
 }
 
 /* A write whose learning was deferred (advance) is learned from now. */
@@ -595,7 +472,7 @@ static uint32_t went_new(stall_t *s, const stall_span_t *sp, const bview_t *nb, 
     if (old == NIL) break;
     evict(s, old);
   }
-  uint32_t i = went_alloc(s);
+  uint32_t i = stall_went_alloc(s);
   if (i == NIL) return NIL;
   went_t *w = W(s, i);
   w->cpid = sp->cpid;
@@ -605,16 +482,16 @@ static uint32_t went_new(stall_t *s, const stall_span_t *sp, const bview_t *nb, 
   w->op = (uint8_t)nb->op;
   if (str_ref(s, n->kind, &w->kind) != RIPPLE_OK || str_ref(s, n->ns, &w->ns) != RIPPLE_OK ||
       str_ref(s, n->obj, &w->obj) != RIPPLE_OK || str_ref(s, n->owner, &w->owner) != RIPPLE_OK ||
-      (w->obj && index_add(s, i, IK_OBJ, w->kind, w->ns, w->obj) != RIPPLE_OK) ||
-      (w->owner && index_add(s, i, IK_OWN, w->ns, w->owner, NULL) != RIPPLE_OK) ||
+      (w->obj && stall_index_add(s, i, IK_OBJ, w->kind, w->ns, w->obj) != RIPPLE_OK) ||
+      (w->owner && stall_index_add(s, i, IK_OWN, w->ns, w->owner, NULL) != RIPPLE_OK) ||
       (!w->obj && w->op == OP_CREATE &&
-       index_add(s, i, IK_ANON, w->kind, w->ns, w->owner) != RIPPLE_OK)) {
-    went_free(s, i);
+       stall_index_add(s, i, IK_ANON, w->kind, w->ns, w->owner) != RIPPLE_OK)) {
+    stall_went_free(s, i);
     return NIL;
   }
   hkind_t *k = s->kind[w->hk];
-  l_append(s, &s->yhead, &s->ytail, i, L_WIN);
-  l_append(s, &k->phead, &k->ptail, i, L_PEND);
+  stall_list_append(s, &s->yhead, &s->ytail, i, L_WIN);
+  stall_list_append(s, &k->phead, &k->ptail, i, L_PEND);
   w->flags |= F_YOUNG | F_PEND;
   s->nwin++;
   int64_t first = stall_sat_add(w->end, k->wmin);
@@ -640,7 +517,7 @@ static void scan_owner(stall_t *s, const names_t *n, const sstr_t *ns, uint32_t 
   if (!slash || !str_find(s, n->owner, (size_t)(slash - n->owner), &kind) || !kind ||
       !str_find(s, slash + 1, n->low - (size_t)(slash - n->owner) - 1, &name) || !name)
     return;
-  scan(s, key_find(s, IK_OBJ, kind, ns, name), self, nb, 0, rc, OWNER_LISTED);
+  scan(s, stall_key_find(s, IK_OBJ, kind, ns, name), self, nb, 0, rc, OWNER_LISTED);
 }
 
 /* The writes of objects the new span's object owns. */
@@ -652,7 +529,7 @@ static void scan_owned(stall_t *s, const names_t *n, const sstr_t *ns, uint32_t 
   memcpy(buf + n->lk + 1, n->obj, n->lo);
   sstr_t *owner;
   if (str_find(s, buf, n->lk + 1 + n->lo, &owner) && owner)
-    scan(s, key_find(s, IK_OWN, ns, owner, NULL), self, nb, 0, rc, OWNER_NEW);
+    scan(s, stall_key_find(s, IK_OWN, ns, owner, NULL), self, nb, 0, rc, OWNER_NEW);
 }
 
 static void advance(stall_t *s, int64_t now);
@@ -684,11 +561,11 @@ void stall_add(stall_t *s, const stall_span_t *sp) {
   int has_obj = str_find(s, n.obj, n.lo, &obj) && obj,
       has_owner = str_find(s, n.owner, n.low, &owner);
   if (has_kind && has_ns && has_obj)
-    scan(s, key_find(s, IK_OBJ, kind, ns, obj), self, &nb, 1, &rc, OWNER_NONE);
+    scan(s, stall_key_find(s, IK_OBJ, kind, ns, obj), self, &nb, 1, &rc, OWNER_NONE);
   if (n.low && has_ns) scan_owner(s, &n, ns, self, &nb, &rc);
   if (n.lo && has_ns) scan_owned(s, &n, ns, self, &nb, &rc);
   if (n.lo && has_kind && has_ns && has_owner)
-    anon_forward(s, key_find(s, IK_ANON, kind, ns, owner), has_obj ? obj : NULL, &nb, &rc);
+    anon_forward(s, stall_key_find(s, IK_ANON, kind, ns, owner), has_obj ? obj : NULL, &nb, &rc);
   if (self != NIL && nb.op == OP_CREATE && !n.lo && n.low && sp->end < s->max_end)
     anon_backward(s, self, &rc);
   if (sp->end > s->max_end) s->max_end = sp->end;
@@ -761,10 +638,10 @@ static void advance(stall_t *s, int64_t now) {
     else
       kind_learn(s, w);
     s->matured++;
-    l_unlink(s, &s->yhead, &s->ytail, i, L_WIN);
+    stall_list_unlink(s, &s->yhead, &s->ytail, i, L_WIN);
     w->flags = (uint8_t)((w->flags & ~F_YOUNG) | F_MATURED);
     if ((w->flags & F_PEND) && s->kind[w->hk]->nexp) {
-      l_append(s, &s->whead, &s->wtail, i, L_WIN);
+      stall_list_append(s, &s->whead, &s->wtail, i, L_WIN);
       w->flags |= F_WAIT;
     } else {
       s->nwin--;

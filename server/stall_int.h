@@ -187,6 +187,22 @@ int64_t went_followed(const went_t *w, uint32_t kb);
 /* Did e's next hop follow w within e's wait? */
 int went_met(const went_t *w, const expect_t *e);
 
+/* stall_index.c: the slab, the lists and the index lists.
+ * A write into (append) or out of (unlink) list l whose ends are *head and *tail. */
+void stall_list_append(stall_t *s, uint32_t *head, uint32_t *tail, uint32_t i, int l);
+void stall_list_unlink(stall_t *s, uint32_t *head, uint32_t *tail, uint32_t i, int l);
+/* The index list of key (type, a, b, c), NULL when it has no write. */
+const ikey_t *stall_key_find(const stall_t *s, int type, const sstr_t *a, const sstr_t *b,
+                             const sstr_t *c);
+/* Write i onto (RIPPLE_OK, RIPPLE_ENOMEM) or off the index list of its key of type. */
+int stall_index_add(stall_t *s, uint32_t i, int type, const sstr_t *a, const sstr_t *b,
+                    const sstr_t *c);
+void stall_index_del(stall_t *s, uint32_t i, int type);
+/* A cleared write from the slab (STALL_NIL without memory), and one given back
+ * with its references, index lists and followers. */
+uint32_t stall_went_alloc(stall_t *s);
+void stall_went_free(stall_t *s, uint32_t i);
+
 /* stall.c: hop kind k has no expectation any more. */
 void window_kind_dropped(stall_t *s, hkind_t *k);
 
