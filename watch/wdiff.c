@@ -26,6 +26,7 @@
 #define WD_PATLEN 512 /* bytes in a pattern */
 #define WD_STOP 1     /* max_changes reached: unwind, keeping what was found */
 #define WD_REDACTED "(redacted)"
+#define WD_LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
 #define WD_ANN_PREFIX "cpid.ripple.dev/"
 
 /* A checked pattern: segment i is s[off[i] + 1, off[i + 1]), still escaped. */
@@ -146,6 +147,8 @@ static int wd_child(const wd_t *w, const node_t *p, const char *k, size_t kn, no
   if (p->role == R_DATA) return K_REDACT;
   if (p->role == R_META && (key_is(k, kn, "resourceVersion") || key_is(k, kn, "managedFields")))
     return K_SKIP;
+  /* kubectl apply keeps a Secret's whole manifest, data included, here. */
+  if (p->role == R_ANN && w->secret && key_is(k, kn, WD_LAST_APPLIED)) return K_REDACT;
   if (p->role == R_ANN && kn >= strlen(WD_ANN_PREFIX) &&
       memcmp(k, WD_ANN_PREFIX, strlen(WD_ANN_PREFIX)) == 0)
     return K_SKIP;
@@ -550,4 +553,29 @@ int wdiff_snapshot(const json_t *obj, const wdiff_redact_t *r, const wdiff_limit
   *out = c;
   if (truncated) *truncated = cut;
   return RIPPLE_OK;
+}
+
+/* Each value of o (an object) redacted, or o whole when it is not an object. */
+static int redact_values(json_t *parent, const char *key) {
+  json_t *o = json_object_get(parent, key);
+  if (!o) return RIPPLE_OK;
+  if (!json_is_object(o))
+    return json_object_set_new(parent, key, json_string(WD_REDACTED)) ? RIPPLE_ENOMEM : RIPPLE_OK;
+  const char *k;
+  json_t *v;
+  json_object_foreach(o, k, v) {
+    if (json_object_set_new(o, k, json_string(WD_REDACTED)) != 0) return RIPPLE_ENOMEM;
+  }
+  return RIPPLE_OK;
+}
+
+int wdiff_secret_redact(json_t *obj) {
+  if (!json_is_object(obj) || !wd_secret(obj)) return RIPPLE_EINVAL;
+  json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+  int rc = redact_values(obj, "data");
+  if (rc == RIPPLE_OK) rc = redact_values(obj, "stringData");
+  if (rc == RIPPLE_OK && json_is_object(ann) && json_object_get(ann, WD_LAST_APPLIED) &&
+      json_object_set_new(ann, WD_LAST_APPLIED, json_string(WD_REDACTED)) != 0)
+    rc = RIPPLE_ENOMEM;
+  return rc;
 }

@@ -17,6 +17,8 @@
  *    object is hidden whole). An object is a Secret when its kind is
  *    "Secret" and its apiVersion is "v1" or not a string (list items may
  *    lack it), so pass objects that say their kind;
+ *  - a Secret's kubectl.kubernetes.io/last-applied-configuration annotation,
+ *    which kubectl apply fills with the whole manifest, data included;
  *  - values at paths matched by the redaction list (wdiff_redact_t).
  *
  * The objects are outside input: the walk goes 64 levels deep; a subtree
@@ -90,5 +92,11 @@ int wdiff_diff(const json_t *old, const json_t *new_, const wdiff_redact_t *r,
  * (or {} without metadata), and *truncated is set (truncated may be NULL). */
 int wdiff_snapshot(const json_t *obj, const wdiff_redact_t *r, const wdiff_limits_t *lim,
                    json_t **out, int *truncated);
+
+/* A Secret made safe to write down, in place: every value of data and
+ * stringData (the keys stay) and the last-applied annotation become
+ * "(redacted)". RIPPLE_EINVAL (nothing changed) when obj is not a Secret by
+ * the rule above; RIPPLE_ENOMEM. ripple-watch's records (wrec.h) use it. */
+int wdiff_secret_redact(json_t *obj);
 
 #endif

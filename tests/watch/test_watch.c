@@ -81,6 +81,58 @@ static void tev_free(tev_t *e) {
 
 /* ---- records ---------------------------------------------------------------------- */
 
+/* A Secret's record (resource "secrets") carries its keys, never its values:
+ * not data, not stringData, not kubectl's last-applied annotation, in the
+ * object or the old one. Text that is not a Secret is written as "(redacted)". */
+static void test_record_secret(void **state) {
+  (void)state;
+  json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:{s:s}}, s:{s:s}, s:{s:s}}",
+                          "apiVersion", "v1", "kind", "Secret", "metadata", "namespace", "ns1",
+                          "name", "db", "uid", "u9", "resourceVersion", "5", "annotations",
+                          "kubectl.kubernetes.io/last-applied-configuration",
+                          "{\"data\":{\"password\":\"czNjcjN0\"}}", "data", "password", "czNjcjN0",
+                          "stringData", "token", "plain-s3cr3t");
+  json_t *old = json_deep_copy(obj);
+  json_object_set_new(json_object_get(old, "data"), "password", json_string("b2xkLXMzY3IzdA=="));
+  tev_t e;
+  tev_init(&e, RIPPLE_KUBE_MODIFIED, obj, old, 1, 0);
+  char *line;
+  size_t len;
+  assert_int_equal(wrec_format(&e.ev, "secrets", &line, &len), RIPPLE_OK);
+  assert_null(strstr(line, "czNjcjN0"));
+  assert_null(strstr(line, "plain-s3cr3t"));
+  assert_null(strstr(line, "b2xkLXMzY3IzdA=="));
+  json_t *r = json_loads(line, 0, NULL);
+  assert_non_null(r);
+  assert_string_equal(json_string_value(json_object_get(
+                          json_object_get(json_object_get(r, "object"), "data"), "password")),
+                      "(redacted)");
+  assert_string_equal(json_string_value(json_object_get(
+                          json_object_get(json_object_get(r, "old"), "stringData"), "token")),
+                      "(redacted)");
+  assert_string_equal(json_string_value(json_object_get(r, "uid")), "u9");
+  json_decref(r);
+  free(line);
+  /* The same object under another resource's name is written as it is (only
+   * core secrets are watched as "secrets"). */
+  assert_int_equal(wrec_format(&e.ev, "configmaps", &line, &len), RIPPLE_OK);
+  assert_non_null(strstr(line, "czNjcjN0"));
+  free(line);
+  tev_free(&e);
+  /* Not JSON, or another kind under "secrets": nothing of it is written. */
+  tev_init(&e, RIPPLE_KUBE_ADDED, obj, NULL, 1, 0);
+  free(e.obj_text);
+  e.obj_text = strdup("{\"kind\":\"Secret\",\"data\":{\"password\":\"czNjcjN0\"");
+  e.ev.obj_text = e.obj_text, e.ev.obj_len = strlen(e.obj_text);
+  assert_int_equal(wrec_format(&e.ev, "secrets", &line, &len), RIPPLE_OK);
+  assert_null(strstr(line, "czNjcjN0"));
+  assert_non_null(strstr(line, "\"object\":\"(redacted)\""));
+  free(line);
+  tev_free(&e);
+  json_decref(obj);
+  json_decref(old);
+}
+
 static void test_record_update(void **state) {
   (void)state;
   json_t *obj = mkobj("ns1", "cm", "u1", "12"), *old = mkobj("ns1", "cm", "u1", "11");
@@ -443,6 +495,7 @@ static void test_config_scalars(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_record_update),
+      cmocka_unit_test(test_record_secret),
       cmocka_unit_test(test_record_add_delete_relist),
       cmocka_unit_test(test_rotate_size_zstd),
       cmocka_unit_test(test_rotate_time),

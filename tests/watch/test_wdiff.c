@@ -274,6 +274,24 @@ static void test_secret_diff(void **state) {
   check_diff("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Secret\",\"data\":{\"k\":\"a\"}}",
              "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Secret\",\"data\":{\"k\":\"b\"}}", NULL,
              "[{\"path\":\"/data/k\",\"old\":\"a\",\"new\":\"b\"}]");
+  /* kubectl apply's last-applied annotation holds the data too: redacted on a
+   * Secret, shown on anything else. */
+  check_diff(
+      "{\"kind\":\"Secret\",\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/"
+      "last-applied-configuration\":\"{\\\"data\\\":{\\\"k\\\":\\\"T0xEUEFTUw==\\\"}}\"}}}",
+      "{\"kind\":\"Secret\",\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/"
+      "last-applied-configuration\":\"{\\\"data\\\":{\\\"k\\\":\\\"TkVXUEFTUw==\\\"}}\"}}}",
+      NULL,
+      "[{\"path\":\"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration\","
+      "\"redacted\":true}]");
+  check_diff(
+      "{\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/"
+      "last-applied-configuration\":\"a\"}}}",
+      "{\"kind\":\"ConfigMap\",\"metadata\":{\"annotations\":{\"kubectl.kubernetes.io/"
+      "last-applied-configuration\":\"b\"}}}",
+      NULL,
+      "[{\"path\":\"/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration\","
+      "\"old\":\"a\",\"new\":\"b\"}]");
   /* A ConfigMap's data is shown. */
   check_diff("{\"kind\":\"ConfigMap\",\"data\":{\"k\":\"a\"}}",
              "{\"kind\":\"ConfigMap\",\"data\":{\"k\":\"b\"}}", NULL,
