@@ -150,10 +150,22 @@ static int send_proxy(kr_ts_t *ts, const char *path, answer_t *an, char *err, si
   return rc;
 }
 
+/* The chart's Role for readers of the trace server behind Service name: the
+ * release's ("<release>-server" -> "<release>-reader"), else ripple-reader. */
+static void reader_role(const char *name, char *out, size_t cap) {
+  size_t n = strlen(name), k = strlen("-server");
+  if (n > k && !strcmp(name + n - k, "-server"))
+    snprintf(out, cap, "%.*s-reader", (int)(n - k), name);
+  else
+    snprintf(out, cap, "ripple-reader");
+}
+
 /* The API server's own refusal (a Status), said so that the user can act. */
 static int api_refusal(const kr_ts_t *ts, long status, const json_t *j, char *err, size_t cap) {
   const char *m = json_string_value(json_object_get(j, "message"));
   const char *ns = ts->w.ns, *name = ts->w.name, *from = ts->w.from;
+  char role[160];
+  reader_role(name, role, sizeof role);
   m = m ? m : "";
   if (status == 404)
     snprintf(err, cap,
@@ -175,9 +187,9 @@ static int api_refusal(const kr_ts_t *ts, long status, const json_t *j, char *er
     snprintf(err, cap,
              "you may not reach the trace server through the API server (\"%.200s\"): that needs "
              "get on services/proxy, resourceName http:%s:%s, in namespace %s. Ask for the Role "
-             "ripple-reader there to be bound to you (kubectl -n %s create rolebinding NAME "
-             "--role=ripple-reader --user=YOU), or give the trace server's URL with --server",
-             m, name, ts->w.port, ns, ns);
+             "%s there to be bound to you (kubectl -n %s create rolebinding NAME "
+             "--role=%s --user=YOU), or give the trace server's URL with --server",
+             m, name, ts->w.port, ns, role, ns, role);
   else if (status == 401)
     snprintf(err, cap,
              "the API server at %s refused the kubeconfig's credentials (\"%.200s\"): log in "
@@ -199,6 +211,8 @@ static int is_status(const json_t *j) {
 
 static void token_hint(const kr_ts_t *ts, char *out, size_t cap) {
   const char *ns = ts->w.ns, *name = ts->w.name;
+  char role[160];
+  reader_role(name, role, sizeof role);
   switch (ts->token_src) {
     case TOKEN_ENV: snprintf(out, cap, "the one in $RIPPLE_READER_TOKEN was refused"); break;
     case TOKEN_SECRET:
@@ -212,9 +226,9 @@ static void token_hint(const kr_ts_t *ts, char *out, size_t cap) {
       snprintf(out, cap,
                "kubectl ripple takes it from Secret %s/%s" KR_TOKEN_SECRET_SUFFIX
                ", which you may "
-               "not read: ask for the Role ripple-reader in %s to be bound to you, or set "
+               "not read: ask for the Role %s in %s to be bound to you, or set "
                "$RIPPLE_READER_TOKEN",
-               ns, name, ns);
+               ns, name, role, ns);
       break;
     case TOKEN_MISSING:
       snprintf(out, cap,
