@@ -125,29 +125,6 @@ char *glab_reg_ca(ripple_kube_client_t *kc, const char *name) {
   return out;
 }
 
-/* argv's standard output into out; fails the test unless it exits 0. */
-static void run_capture(char *const argv[], sbuf_t *out) {
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    if (dup2(fds[1], 1) < 0) _exit(126);
-    close(fds[0]);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  close(fds[1]);
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof buf)) > 0) sbuf_put(out, buf, (size_t)n);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || out->oom || !out->len)
-    fail_msg("%s failed (status %d)", argv[0], status);
-}
-
 void glab_register_disabled(whlab_t *l, const char *name, const char *ca_file) {
   const char *src = getenv("RIPPLE_SOURCE_DIR");
   if (!src) fail_msg("RIPPLE_SOURCE_DIR is needed (ctest sets it)");
@@ -167,7 +144,7 @@ void glab_register_disabled(whlab_t *l, const char *name, const char *ca_file) {
                   NULL};
   sbuf_t y;
   sbuf_init(&y);
-  run_capture(argv, &y);
+  whlab_capture(argv, &y);
   json_t *docs = NULL;
   char err[256];
   if (yjson_parse(y.p, y.len, &docs, err, sizeof err) != RIPPLE_OK)

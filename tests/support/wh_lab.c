@@ -178,16 +178,7 @@ static int webhook_active(void *ud) {
   return whlab_annotated(l->kc, l->ns);
 }
 
-/* The registration as YAML from the one generator every registration comes
- * from (webhook/deploy/registration.sh, template registration.yaml). */
-static void registration_yaml(const whlab_t *l, const char *name, const char *ns, sbuf_t *out) {
-  const char *src = getenv("RIPPLE_SOURCE_DIR"), *ca = getenv("RIPPLE_LAB_CA");
-  if (!src || !ca) fail_msg("RIPPLE_SOURCE_DIR and RIPPLE_LAB_CA are needed (ctest sets them)");
-  char script[512], url[64];
-  snprintf(script, sizeof script, "%s/webhook/deploy/registration.sh", src);
-  snprintf(url, sizeof url, "https://127.0.0.1:%u/mutate", l->webhook.port);
-  char *argv[] = {script,      "--name",   (char *)name,   "--url",    url,
-                  "--ca-file", (char *)ca, "--namespaces", (char *)ns, NULL};
+void whlab_capture(char *const argv[], sbuf_t *out) {
   int fds[2];
   assert_int_equal(pipe(fds), 0);
   pid_t pid = fork();
@@ -195,7 +186,7 @@ static void registration_yaml(const whlab_t *l, const char *name, const char *ns
   if (pid == 0) {
     if (dup2(fds[1], 1) < 0) _exit(126);
     close(fds[0]);
-    execv(script, argv);
+    execv(argv[0], argv);
     _exit(127);
   }
   close(fds[1]);
@@ -206,7 +197,20 @@ static void registration_yaml(const whlab_t *l, const char *name, const char *ns
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || out->oom || !out->len)
-    fail_msg("%s failed (status %d)", script, status);
+    fail_msg("%s failed (status %d)", argv[0], status);
+}
+
+/* The registration as YAML from the one generator every registration comes
+ * from (webhook/deploy/registration.sh, template deploy/helm/ripple/files/registration.yaml). */
+static void registration_yaml(const whlab_t *l, const char *name, const char *ns, sbuf_t *out) {
+  const char *src = getenv("RIPPLE_SOURCE_DIR"), *ca = getenv("RIPPLE_LAB_CA");
+  if (!src || !ca) fail_msg("RIPPLE_SOURCE_DIR and RIPPLE_LAB_CA are needed (ctest sets them)");
+  char script[512], url[64];
+  snprintf(script, sizeof script, "%s/webhook/deploy/registration.sh", src);
+  snprintf(url, sizeof url, "https://127.0.0.1:%u/mutate", l->webhook.port);
+  char *argv[] = {script,      "--name",   (char *)name,   "--url",    url,
+                  "--ca-file", (char *)ca, "--namespaces", (char *)ns, NULL};
+  whlab_capture(argv, out);
 }
 
 void whlab_register(whlab_t *l, const char *prefix) {

@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "ripple/kube.h"
+#include "ripplex/sbuf.h"
 
 typedef struct whlab_proc {
   pid_t pid;
@@ -56,6 +57,9 @@ void whlab_start(whlab_t *l);
 /* Run argv with its stderr to p->log and learn its port from its
  * "event=listening" log line. */
 void whlab_spawn(whlab_proc_t *p, char *const argv[]);
+/* argv's standard output appended to out; fails the test unless it exits 0
+ * having printed something. */
+void whlab_capture(char *const argv[], sbuf_t *out);
 /* SIGKILL one process (a no-op when it is not running). */
 void whlab_kill(whlab_proc_t *p);
 /* SIGTERM one process; it must exit with status 0 (fails the test otherwise). */
