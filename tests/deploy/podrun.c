@@ -31,6 +31,8 @@
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define IMAGE_WORKDIR "/var/lib/ripple" /* the image's WORKDIR and HOME */
+#define IMAGE_BIN "/usr/local/bin"      /* where the image has the programs */
+#define IMAGE_SHARE "/usr/local/share/ripple"
 #define MAX_MOUNTS 16
 #define MAX_ARGS 64
 #define MAX_ENV 32
@@ -295,7 +297,7 @@ static void plan_args(plan_t *pl, const json_t *c, const podrun_opts_t *o) {
   if (json_object_get(c, "command"))
     fail_msg("podrun: a command other than the image's entry point");
   int n = 0;
-  pl->argv[n++] = keep(pl, "%s/ripple", o->bin_dir);
+  pl->argv[n++] = keep(pl, "%s/ripple", IMAGE_BIN); /* the image's ENTRYPOINT */
   size_t i;
   const json_t *a;
   json_array_foreach(json_object_get(c, "args"), i, a) {
@@ -358,6 +360,12 @@ void podrun_start(podrun_t *p, const json_t *obj, const podrun_opts_t *o) {
   pl.fs_group = (gid_t)num_or(psc, "fsGroup", (long)pl.gid);
   if (json_is_true(lab_at(psc, "runAsNonRoot")) && pl.uid == 0)
     fail_msg("podrun: runAsNonRoot without a runAsUser");
+  /* The build's programs (and the dashboard beside them) where the image has
+   * them, mounted first: a volume on /tmp must not hide a build tree under it. */
+  char share[300];
+  snprintf(share, sizeof share, "%s/../share/ripple", o->bin_dir);
+  add_mount(&pl, o->bin_dir, IMAGE_BIN, 1);
+  if (access(share, R_OK) == 0) add_mount(&pl, share, IMAGE_SHARE, 1);
   plan_mounts(p, &pl, obj, c, o);
   plan_token(p, &pl, spec, o);
   for (int i = 0; i < pl.nm; i++) mkdirs(pl.m[i].dst, 0755);

@@ -13,8 +13,9 @@
  * must exist on the host, so podrun creates missing ones as empty directories. Needs
  * root (CAP_SYS_ADMIN), as the lab tests have.
  *
- * The image's entry point is the ripple dispatcher (deploy/image/Containerfile), so a
- * container's args run as "<bin>/ripple ARGS..." from the build tree.
+ * The build's bin directory (and share/ripple beside it) is mounted where the image
+ * has its programs, /usr/local/bin (and /usr/local/share/ripple), and a container's
+ * args run as the image's entry point does: "/usr/local/bin/ripple ARGS...".
  *
  * Memory: podrun_t owns nothing on the heap; json_t arguments are borrowed.
  */
