@@ -56,14 +56,15 @@ static void on_event(void *ud, const ripple_kube_event_t *ev) {
   const char *uid = ev->uid, *rv = ev->rv;
   char *line = NULL;
   size_t len = 0;
-  int rc = wrec_format(ev, r->name, &line, &len), fresh = 0;
+  int records = !r->a->o->no_records;
+  int rc = records ? wrec_format(ev, r->name, &line, &len) : RIPPLE_OK, fresh = 0;
   pthread_mutex_lock(&r->a->mu);
   r->events++;
   if (rc == RIPPLE_OK && wstate_apply(&r->st, wrec_op(ev->type), ns, name, uid, rv)) {
     fresh = 1;
-    if (wout_write(&r->a->out, line, len) != RIPPLE_OK) r->a->failed = 1;
-    if (!r->a->out.path) fflush(r->a->out.f); /* a pipe's reader wants it now */
-    r->written++;
+    if (records && wout_write(&r->a->out, line, len) != RIPPLE_OK) r->a->failed = 1;
+    if (records && !r->a->out.path) fflush(r->a->out.f); /* a pipe's reader wants it now */
+    r->written += records;
     r->dirty = 1;
   }
   pthread_mutex_unlock(&r->a->mu);
@@ -259,7 +260,7 @@ int agent_run(const agent_opts_t *o, volatile sig_atomic_t *stop) {
     fprintf(stderr, "ripple-watch: --state-dir %s: %s\n", o->state_dir, strerror(errno));
     return 1;
   }
-  if (wout_open(&a.out, o->out, o->rotate_size, o->rotate_ns) != RIPPLE_OK) {
+  if (!o->no_records && wout_open(&a.out, o->out, o->rotate_size, o->rotate_ns) != RIPPLE_OK) {
     fprintf(stderr, "ripple-watch: --out %s: %s\n", o->out, strerror(errno));
     return 1;
   }

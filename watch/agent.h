@@ -34,6 +34,7 @@ typedef struct agent_opts {
   const char *trace_ca;     /* a CA file for an https trace server, NULL: the system's */
   int keep_managed_fields;  /* record metadata.managedFields (left out by default) */
   int no_details;           /* with trace_server: spans only, no details (wdetail.h) */
+  int no_records;           /* with trace_server: no records at all, only what is sent */
   wdiff_redact_t redact;    /* never sent in details */
 } agent_opts_t;
 

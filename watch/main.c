@@ -45,6 +45,8 @@ static void usage(FILE *f) {
           "                         one key), e.g. /spec/template/spec/containers/*/env;\n"
           "                         repeatable (Secrets' data is never sent)\n"
           "  --no-details           with --trace-server, spans only\n"
+          "  --no-records           with --trace-server, write no records: only send (in a\n"
+          "                         cluster; not with --out, --state-dir, --rotate-*)\n"
           "  --trace-server-token-file F  the trace server's writer token: F's first line\n"
           "                         (a server started with --writer-token-file needs it)\n"
           "  --trace-server-ca F    CA (PEM) to trust for an https:// trace server\n"
@@ -102,7 +104,8 @@ enum {
   O_REDACT,
   O_NODETAILS,
   O_TOKEN,
-  O_TRACE_CA
+  O_TRACE_CA,
+  O_NORECORDS
 };
 
 static char *trace_token; /* --trace-server-token-file's token, never logged */
@@ -120,6 +123,7 @@ static int parse_opt(agent_opts_t *o, int c, char *arg) {
     case O_TRACE: o->trace_server = arg; return RIPPLE_OK;
     case O_KEEPMF: o->keep_managed_fields = 1; return RIPPLE_OK;
     case O_NODETAILS: o->no_details = 1; return RIPPLE_OK;
+    case O_NORECORDS: o->no_records = 1; return RIPPLE_OK;
     case O_TOKEN:
       free(trace_token);
       trace_token = NULL;
@@ -187,6 +191,7 @@ int main(int argc, char **argv) {
                                         {"no-details", 0, 0, O_NODETAILS},
                                         {"trace-server-token-file", 1, 0, O_TOKEN},
                                         {"trace-server-ca", 1, 0, O_TRACE_CA},
+                                        {"no-records", 0, 0, O_NORECORDS},
                                         {"help", 0, 0, 'h'},
                                         {0, 0, 0, 0}};
   static agent_opts_t o;
@@ -214,6 +219,12 @@ int main(int argc, char **argv) {
     fprintf(stderr,
             "ripple-watch: --trace-server-token-file and --trace-server-ca go with "
             "--trace-server\n");
+    return 2;
+  }
+  if (o.no_records && (!o.trace_server || o.out || o.state_dir || o.rotate_size || o.rotate_ns)) {
+    fprintf(stderr,
+            "ripple-watch: --no-records only sends to --trace-server: it goes without --out, "
+            "--state-dir and --rotate-*\n");
     return 2;
   }
   if (o.checkpoint_ns <= 0) o.checkpoint_ns = 1000000000LL;

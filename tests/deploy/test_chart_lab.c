@@ -17,7 +17,9 @@
  *   enables it;
  * - `make demo`'s cascade (a Deployment of 10 scaled to 20 by kubectl ripple) is
  *   traced: the webhook ships with the writer token, the server refuses readers
- *   without the reader token and shows the whole cascade with it;
+ *   without the reader token and shows the whole cascade with it, and the watch
+ *   agent (watch.enabled, its list/watch RBAC, --no-records) sends what the scale
+ *   changed;
  * - every program stops cleanly on SIGTERM.
  *
  * The chart is rendered for the lab's network rule: every program listens on
@@ -51,7 +53,7 @@ static struct {
   char data[128]; /* the server's claim */
   unsigned port_server, port_webhook, port_guard;
   json_t *docs;
-  podrun_t certs, server, webhook, guard;
+  podrun_t certs, server, webhook, guard, watch;
 } t;
 
 static unsigned free_port(void) {
@@ -94,9 +96,11 @@ static void render(void) {
              "'%s' template %s '%s/deploy/helm/ripple' --namespace %s --set listenHost=127.0.0.1"
              " --set server.port=%u --set webhook.port=%u --set guard.port=%u"
              " --set webhook.url=https://127.0.0.1:%u/mutate --set 'webhook.namespaces={%s}'"
-             " --set webhook.traceServer=http://127.0.0.1:%u --set logLevel=debug",
+             " --set webhook.traceServer=http://127.0.0.1:%u --set logLevel=debug"
+             " --set watch.enabled=true --set watch.namespace=%s"
+             " --set 'watch.objects={deployments.apps,replicasets.apps,pods}'",
              helm, t.rel, src, t.l.ns, t.port_server, t.port_webhook, t.port_guard, t.port_webhook,
-             t.wns, t.port_server);
+             t.wns, t.port_server, t.wns);
   if (rc != 0) fail_msg("helm template failed (%d):\n%s", rc, yaml);
   assert_null(strstr(yaml, "PRIVATE KEY")); /* no key material in what is rendered */
   char err[256];
@@ -355,6 +359,23 @@ static int cascade_traced(void *ud) {
   return tr->c.rs && tr->c.creates >= 10 && tr->c.bindings >= 10 && tr->c.statuses >= 10;
 }
 
+typedef struct details {
+  const char *cpid, *token;
+  char *last; /* the last answer */
+} details_t;
+
+static int has_replicas_diff(void *ud) {
+  details_t *d = ud;
+  char url[160];
+  snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/cpids/%s/details", t.port_server, d->cpid);
+  hc_resp_t r;
+  if (hc_request("GET", url, NULL, 0, d->token, &r) != 0) return 0;
+  free(d->last);
+  d->last = r.status == 200 && r.body ? strdup(r.body) : NULL;
+  hc_resp_free(&r);
+  return d->last && strstr(d->last, "\"/spec/replicas\"") && strstr(d->last, "\"ReplicaSet\"");
+}
+
 /* make demo's cascade, by kubectl ripple, traced by the chart's programs. */
 static void demo_cascade(void) {
   char *out = NULL;
@@ -393,6 +414,13 @@ static void demo_cascade(void) {
   assert_int_equal(hc_request("GET", url, NULL, 0, "not-the-token", &resp), 0);
   assert_int_equal(resp.status, 401);
   hc_resp_free(&resp);
+
+  /* The watch agent, with the chart's RBAC and writer token, sent what the scale
+   * changed: the Deployment controller's ReplicaSet update, /spec/replicas 10 -> 20. */
+  details_t det = {cpid, tr.token, NULL};
+  if (!lab_wait(has_replicas_diff, &det, 60000))
+    fail_msg("no /spec/replicas change in the scale's details:\n%s", det.last ? det.last : "");
+  free(det.last);
   free(tr.token);
 }
 
@@ -432,9 +460,11 @@ static void test_chart_out_of_cluster(void **state) {
   }
   if (!lab_wait(webhook_called, NULL, 30000))
     fail_msg("the registration is enabled but writes in %s are not annotated", t.wns);
+  podrun_start(&t.watch, doc("Deployment", named("watch")), &o);
   demo_cascade();
 
   /* Clean stops (the server's commit finishes; nothing acknowledged is lost). */
+  assert_int_equal(podrun_stop(&t.watch), 0);
   assert_int_equal(podrun_stop(&t.guard), 0);
   assert_int_equal(podrun_stop(&t.webhook), 0);
   assert_int_equal(podrun_stop(&t.server), 0);
@@ -464,8 +494,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  podrun_t *all[4] = {&t.guard, &t.webhook, &t.server, &t.certs};
-  for (int i = 0; i < 4; i++) {
+  podrun_t *all[5] = {&t.watch, &t.guard, &t.webhook, &t.server, &t.certs};
+  for (int i = 0; i < 5; i++) {
     if (all[i]->pid > 0) {
       podrun_stop(all[i]);
       podrun_dump(all[i]);
@@ -477,8 +507,8 @@ static int teardown(void **state) {
   whlab_end(&t.l);
   /* The volumes hold the tokens and the key: nothing may stay behind. */
   char *out = NULL;
-  lab_sh(&out, "rm -rf '%s' '%s' '%s' '%s' '%s'", t.data, t.certs.dir, t.server.dir, t.webhook.dir,
-         t.guard.dir);
+  lab_sh(&out, "rm -rf '%s' '%s' '%s' '%s' '%s' '%s'", t.data, t.certs.dir, t.server.dir,
+         t.webhook.dir, t.guard.dir, t.watch.dir);
   free(out);
   return 0;
 }

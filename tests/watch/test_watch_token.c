@@ -100,6 +100,12 @@ static void test_bad_files(void **state) {
       {{"--trace-server", "https://127.0.0.1:9", "--trace-server-ca", tok, NULL},
        "no PEM certificate"},
       {{"--trace-server-token-file", tok, NULL}, "go with --trace-server"},
+      /* --no-records only sends: it needs a trace server and refuses outputs. */
+      {{"--no-records", NULL}, "only sends to --trace-server"},
+      {{"--no-records", "--trace-server", "http://127.0.0.1:9", "--out", tok, NULL},
+       "goes without --out"},
+      {{"--no-records", "--trace-server", "http://127.0.0.1:9", "--state-dir", dir, NULL},
+       "goes without --out"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *err = NULL;
@@ -109,8 +115,14 @@ static void test_bad_files(void **state) {
     assert_null(strstr(err, TOKEN));
     free(err);
   }
-  /* Good files get past the command line (to the missing cluster). */
-  char *args[] = {"--trace-server", "http://127.0.0.1:9", "--trace-server-token-file", tok, NULL};
+  /* Good files (and --no-records with a trace server) get past the command line
+   * (to the missing cluster). */
+  char *args[] = {"--trace-server",
+                  "http://127.0.0.1:9",
+                  "--trace-server-token-file",
+                  tok,
+                  "--no-records",
+                  NULL};
   char *err = NULL;
   int status = run(args, &err);
   if (status == 0 || status == 2) fail_msg("exit %d, stderr: %s", status, err);

@@ -41,6 +41,12 @@ app.kubernetes.io/component: {{ .part }}
 {{- printf "http://%s.%s.svc:%d" (include "ripple.name" (dict "root" . "part" "server")) .Release.Namespace (int .Values.server.port) -}}
 {{- end -}}
 
+{{/* Where the webhook and the watch agent send: webhook.traceServer, else this
+release's trace server through its Service. */}}
+{{- define "ripple.traceServer" -}}
+{{- .Values.webhook.traceServer | default (include "ripple.serverURL" .) -}}
+{{- end -}}
+
 {{/* Pod-level settings every Pod of the chart shares. */}}
 {{- define "ripple.podCommon" -}}
 securityContext:
