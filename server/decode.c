@@ -90,8 +90,9 @@ typedef struct rec {
 /* The mergelog CPIDs of the request so far. A CPID has one mergelog: the graph
  * keeps the first, so a second one in the same request would be stored as a
  * row that nothing refers to, which no query returns and retention never
- * deletes. Open addressing over record indexes (+1; 0 is empty), hashed with a
- * per-request random seed so that no client can choose colliding CPIDs. */
+ * deletes; it is dropped from the batch instead (dec_batch_t.dups). Open addressing over record
+ * indexes (+1; 0 is empty), hashed with a per-request random seed so that no client can choose
+ * colliding CPIDs. */
 typedef struct seen {
   size_t *slot;
   size_t mask, n;
@@ -413,7 +414,7 @@ static int end_mergelog(dctx_t *d) {
   }
   ml.sources = n ? b->src + off : NULL;
   ml.nsources = n;
-  size_t body_off = b->body.len;
+  size_t body_off = b->body.len, uids_len = b->uids.len, strs_len = b->strs.len;
   wire_mergelog(&b->body, &ml);
   if ((rc = add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK) return rc;
   if (n == 0 && (rc = note_uid(b, obj.uid, r->obj[4].len)) != RIPPLE_OK) return rc;
@@ -421,9 +422,17 @@ static int end_mergelog(dctx_t *d) {
     return rc;
   long prev = seen_add(&d->seen, b, b->n - 1);
   if (prev == -2) return RIPPLE_ENOMEM;
-  if (prev >= 0)
-    return fail(d, RIPPLE_EINVAL, "cpid",
-                "repeats the cpid of record %ld; a CPID has exactly one mergelog", prev);
+  if (prev >= 0) {
+    /* A CPID has one mergelog and the first wins, within a request as across
+     * requests (a shipper's retry): the repeat is acknowledged, not kept, and
+     * counted. Everything this record appended is at the batch's tails. */
+    b->n--;
+    b->nsrc = off;
+    b->body.len = body_off;
+    b->uids.len = uids_len;
+    b->strs.len = strs_len;
+    b->dups++;
+  }
   return RIPPLE_OK;
 }
 

@@ -64,6 +64,7 @@ typedef struct dec_batch {
   sbuf_t body; /* canonical JSON of each record, back to back */
   sbuf_t uids; /* roots' object uids, back to back, not terminated */
   sbuf_t strs; /* the records' dec_str_t strings, back to back, not terminated */
+  size_t dups; /* mergelogs left out: their CPID's first mergelog in the request is kept */
 } dec_batch_t;
 
 /* The text of a dec_str_t (not NUL-terminated; its len bytes; "" when

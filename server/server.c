@@ -303,6 +303,7 @@ int srv_ingest(srv_t *s, dec_kind_t kind, const char *body, size_t len, size_t *
   }
   rc = store_write(s->store, &b);
   *accepted = b.n;
+  if (rc == RIPPLE_OK && b.dups) atomic_fetch_add(&s->m.duplicate_mergelogs, b.dups);
   dec_batch_free(&b);
   if (rc != RIPPLE_OK) {
     snprintf(err->msg, sizeof err->msg,

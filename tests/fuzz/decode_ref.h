@@ -191,14 +191,18 @@ static int decode_mergelog(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *
   }
   ml.sources = s + off;
   ml.nsources = n;
-  size_t body_off = b->body.len;
+  size_t body_off = b->body.len, uids_len = b->uids.len;
   wire_mergelog(&b->body, &ml);
   if ((rc = add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK) return rc;
   if (n == 0 && (rc = ref_note_uid(b, obj.uid)) != RIPPLE_OK) return rc;
   long prev = seen_add(seen, b, b->n - 1);
-  if (prev >= 0)
-    return fail(d, RIPPLE_EINVAL, "cpid",
-                "repeats the cpid of record %ld; a CPID has exactly one mergelog", prev);
+  if (prev >= 0) { /* changed with the decoder: the first mergelog of a CPID is kept */
+    b->n--;
+    b->nsrc = off;
+    b->body.len = body_off;
+    b->uids.len = uids_len;
+    b->dups++;
+  }
   return RIPPLE_OK;
 }
 

@@ -8,7 +8,8 @@
  * Properties: the decoder takes and refuses exactly what the reference decoder
  * (decode_ref.h, the jansson one it replaced) does: the same code, record and
  * field, the same message except for malformed JSON (whose wording is each
- * parser's own), and on success the same records byte for byte. Decoding
+ * parser's own), and on success the same records byte for byte (and the same
+ * repeated mergelogs left out). Decoding
  * either fails cleanly (an error naming a record of the
  * array or the request, and nothing allocated) or succeeds; on success the
  * canonical records, decoded again as an array, are accepted and come back
@@ -115,6 +116,7 @@ static void same_as_reference(dec_kind_t kind, const dec_limits_t *lim, const ui
     return;
   }
   if (!same_records(b, &r)) differ("records", data, size);
+  if (b->dups != r.dups) differ("repeated mergelogs left out", data, size);
   dec_batch_free(&r);
 }
 

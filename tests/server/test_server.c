@@ -360,6 +360,25 @@ static void test_retried_mergelogs_are_stored_once(void **state) {
   assert_int_equal(listed_mergelogs(r), 2);
 }
 
+/* The same in one request (a root admitted twice before the shipper sent its
+ * batch): the first mergelog of the CPID is kept, the repeat is acknowledged and
+ * counted, and the rest of the request is stored; before, the whole request was
+ * refused, and a shipper does not retry a 400: it lost every record with it. */
+static void test_repeated_cpid_in_one_request(void **state) {
+  rig_t *r = *state;
+  hc_resp_t ok = post(r, "/v1/mergelogs", "[" ML(ID1) "," ML(ID2) "," ML(ID1) "]", NULL);
+  assert_int_equal(ok.status, 200);
+  assert_non_null(strstr(ok.body, "\"accepted\":2"));
+  hc_resp_free(&ok);
+  assert_int_equal(listed_mergelogs(r), 2);
+  char *metrics = get_body(r, "/metrics");
+  assert_non_null(strstr(metrics, "ripple_duplicate_mergelogs_total 1"));
+  free(metrics);
+  rig_close(r);
+  rig_open(r);
+  assert_int_equal(listed_mergelogs(r), 2);
+}
+
 /* ---- tokens ------------------------------------------------------------------ */
 
 /* GET url (POST body when there is one) with these header lines; the
@@ -574,6 +593,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_figure5_end_to_end, rig_setup_open, rig_teardown),
       cmocka_unit_test_setup_teardown(test_restart_in_the_middle, rig_setup_open, rig_teardown),
       cmocka_unit_test_setup_teardown(test_bad_input_is_refused_whole, rig_setup_open,
+                                      rig_teardown),
+      cmocka_unit_test_setup_teardown(test_repeated_cpid_in_one_request, rig_setup_open,
                                       rig_teardown),
       cmocka_unit_test_setup_teardown(test_retried_mergelogs_are_stored_once, rig_setup_open,
                                       rig_teardown),
