@@ -20,12 +20,16 @@
  *    make this quadratic).
  * Every such body is refused as malformed JSON, as before.
  *
+ * What a record becomes in the batch, and the one mergelog per CPID rule, are
+ * decode_batch.c's.
+ *
  * Refusals keep their order of precedence: malformed JSON anywhere in the body
  * wins over a body that is not an array, which wins over too many records,
  * which wins over the first bad record. So after the first bad record the
  * parse goes on, checking syntax only.
  */
 #include "decode.h"
+#include "decode_batch.h"
 
 #include "ripplex/cpid.h"
 #include "ripplex/jstrict.h"
@@ -87,18 +91,6 @@ typedef struct rec {
   size_t nattr;
 } rec_t;
 
-/* The mergelog CPIDs of the request so far. A CPID has one mergelog: the graph
- * keeps the first, so a second one in the same request would be stored as a
- * row that nothing refers to, which no query returns and retention never
- * deletes; it is dropped from the batch instead (dec_batch_t.dups). Open addressing over record
- * indexes (+1; 0 is empty), hashed with a per-request random seed so that no client can choose
- * colliding CPIDs. */
-typedef struct seen {
-  size_t *slot;
-  size_t mask, n;
-  uint64_t seed;
-} seen_t;
-
 /* The keys of the open objects not tracked by a bit, for duplicates. */
 typedef struct kent {
   size_t off, len;
@@ -126,7 +118,7 @@ typedef struct dctx {
   sbuf_t str; /* the kept strings of the record, NUL-terminated */
   attr_sv_t *attr;
   ripple_attr_t *attrs;
-  seen_t seen;
+  dec_seen_t seen;
   sbuf_t karena;
   kent_t *keys;
   size_t nkeys, keys_cap;
@@ -275,98 +267,11 @@ static int get_span_id(dctx_t *d, const sval_t *v, const char *field, int requir
   return RIPPLE_OK;
 }
 
-static int add_rec(dec_batch_t *b, const ripple_cpid_t *cpid, int64_t time, size_t src_off,
-                   uint32_t nsrc, size_t body_off) {
-  dec_rec_t *r = &b->rec[b->n++];
-  r->cpid = *cpid;
-  r->time = time;
-  r->src_off = src_off;
-  r->nsrc = nsrc;
-  r->body_off = body_off;
-  r->body_len = (uint32_t)(b->body.len - body_off);
-  r->uid_off = r->uid_len = 0;
-  r->end = time;
-  r->kind = r->ns = r->name = r->component = (dec_str_t){0, 0};
-  r->service = r->span_name = r->owner = r->operation = (dec_str_t){0, 0};
-  r->span_id = 0;
-  return b->body.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
-}
-
-/* Keeps s (NULL or "" : nothing) for the indexes. */
-static int note_str(dec_batch_t *b, const char *s, dec_str_t *out) {
-  size_t n = s ? strlen(s) : 0;
-  *out = (dec_str_t){(uint32_t)b->strs.len, (uint32_t)n};
-  if (n) sbuf_put(&b->strs, s, n);
-  return b->strs.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
-}
-
-/* The last record's object and component. */
-static int note_object(dec_batch_t *b, const char *kind, const char *ns, const char *name,
-                       const char *component) {
-  dec_rec_t *r = &b->rec[b->n - 1];
-  int rc = note_str(b, kind, &r->kind);
-  if (rc == RIPPLE_OK) rc = note_str(b, ns, &r->ns);
-  if (rc == RIPPLE_OK) rc = note_str(b, name, &r->name);
-  if (rc == RIPPLE_OK) rc = note_str(b, component, &r->component);
-  return rc;
-}
-
 /* A span's attribute by key, or NULL. */
 static const char *span_attr(const ripple_span_rec_t *sp, const char *key) {
   for (size_t i = 0; i < sp->nattrs; i++)
     if (!strcmp(sp->attrs[i].key, key)) return sp->attrs[i].value;
   return NULL;
-}
-
-int dec_uid_ok(const char *s, size_t n) {
-  if (n == 0 || n > DEC_UID_MAX) return 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') && c != '-')
-      return 0;
-  }
-  return 1;
-}
-
-/* A root's object uid, for the roots index; other mergelogs cost nothing. */
-static int note_uid(dec_batch_t *b, const char *uid, size_t n) {
-  if (!uid || !dec_uid_ok(uid, n)) return RIPPLE_OK;
-  dec_rec_t *r = &b->rec[b->n - 1];
-  r->uid_off = (uint32_t)b->uids.len;
-  r->uid_len = (uint32_t)n;
-  sbuf_put(&b->uids, uid, n);
-  return b->uids.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
-}
-
-static int seen_grow(seen_t *s, const dec_batch_t *b) {
-  size_t cap = s->slot ? (s->mask + 1) * 2 : 64;
-  size_t *slot = calloc(cap, sizeof *slot);
-  if (!slot) return RIPPLE_ENOMEM;
-  for (size_t k = 0; s->slot && k <= s->mask; k++) {
-    if (!s->slot[k]) continue;
-    size_t h = (size_t)cpid_hash(&b->rec[s->slot[k] - 1].cpid, s->seed) & (cap - 1);
-    while (slot[h]) h = (h + 1) & (cap - 1);
-    slot[h] = s->slot[k];
-  }
-  free(s->slot);
-  s->slot = slot;
-  s->mask = cap - 1;
-  return RIPPLE_OK;
-}
-
-/* The index of an earlier record with record i's CPID, or -1 after noting it;
- * -2 when out of memory. */
-static long seen_add(seen_t *s, const dec_batch_t *b, size_t i) {
-  if ((!s->slot || (s->n + 1) * 2 > s->mask + 1) && seen_grow(s, b) != RIPPLE_OK) return -2;
-  size_t *slot = s->slot;
-  if (!slot) return -2;
-  const ripple_cpid_t *c = &b->rec[i].cpid;
-  size_t h = (size_t)cpid_hash(c, s->seed) & s->mask;
-  for (; slot[h]; h = (h + 1) & s->mask)
-    if (cpid_eq(&b->rec[slot[h] - 1].cpid, c)) return (long)slot[h] - 1;
-  slot[h] = i + 1;
-  s->n++;
-  return -1;
 }
 
 static int check_sources(dctx_t *d) {
@@ -396,6 +301,7 @@ static int end_mergelog(dctx_t *d) {
   int rc = get_cpid(d, &r->f[M_CPID]);
   if (rc == RIPPLE_OK) rc = check_sources(d);
   if (rc != RIPPLE_OK) return rc;
+  dec_mark_t mark = dec_batch_mark(b); /* the record's start, to take it back */
   size_t off = b->nsrc, n = r->nsrc;
   b->nsrc += n;
   ml.cpid = r->cpid;
@@ -414,23 +320,21 @@ static int end_mergelog(dctx_t *d) {
   }
   ml.sources = n ? b->src + off : NULL;
   ml.nsources = n;
-  size_t body_off = b->body.len, uids_len = b->uids.len, strs_len = b->strs.len;
+  size_t body_off = b->body.len;
   wire_mergelog(&b->body, &ml);
-  if ((rc = add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK) return rc;
-  if (n == 0 && (rc = note_uid(b, obj.uid, r->obj[4].len)) != RIPPLE_OK) return rc;
-  if ((rc = note_object(b, obj.kind, obj.namespace_, obj.name, ml.component)) != RIPPLE_OK)
+  if ((rc = dec_batch_add(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK)
     return rc;
-  long prev = seen_add(&d->seen, b, b->n - 1);
+  if (n == 0 && (rc = dec_batch_note_uid(b, obj.uid, r->obj[4].len)) != RIPPLE_OK) return rc;
+  if ((rc = dec_batch_note_object(b, obj.kind, obj.namespace_, obj.name, ml.component)) !=
+      RIPPLE_OK)
+    return rc;
+  long prev = dec_seen_add(&d->seen, b, b->n - 1);
   if (prev == -2) return RIPPLE_ENOMEM;
   if (prev >= 0) {
     /* A CPID has one mergelog and the first wins, within a request as across
      * requests (a shipper's retry): the repeat is acknowledged, not kept, and
-     * counted. Everything this record appended is at the batch's tails. */
-    b->n--;
-    b->nsrc = off;
-    b->body.len = body_off;
-    b->uids.len = uids_len;
-    b->strs.len = strs_len;
+     * counted. */
+    dec_batch_rewind(b, &mark);
     b->dups++;
   }
   return RIPPLE_OK;
@@ -475,16 +379,16 @@ static int end_span(dctx_t *d) {
   if ((rc = check_attrs(d, &sp)) != RIPPLE_OK) return rc;
   size_t body_off = d->b->body.len;
   wire_span(&d->b->body, &sp);
-  if ((rc = add_rec(d->b, &sp.cpid, sp.start_ns, 0, 0, body_off)) != RIPPLE_OK) return rc;
+  if ((rc = dec_batch_add(d->b, &sp.cpid, sp.start_ns, 0, 0, body_off)) != RIPPLE_OK) return rc;
   dec_rec_t *r = &d->b->rec[d->b->n - 1];
   r->end = sp.end_ns;
   r->span_id = sp.span_id;
-  rc = note_object(d->b, span_attr(&sp, "kind"), span_attr(&sp, "namespace"),
-                   span_attr(&sp, "name"), NULL);
-  if (rc == RIPPLE_OK) rc = note_str(d->b, sp.service, &r->service);
-  if (rc == RIPPLE_OK) rc = note_str(d->b, sp.name, &r->span_name);
-  if (rc == RIPPLE_OK) rc = note_str(d->b, span_attr(&sp, "owner"), &r->owner);
-  if (rc == RIPPLE_OK) rc = note_str(d->b, span_attr(&sp, "operation"), &r->operation);
+  rc = dec_batch_note_object(d->b, span_attr(&sp, "kind"), span_attr(&sp, "namespace"),
+                             span_attr(&sp, "name"), NULL);
+  if (rc == RIPPLE_OK) rc = dec_batch_note_str(d->b, sp.service, &r->service);
+  if (rc == RIPPLE_OK) rc = dec_batch_note_str(d->b, sp.name, &r->span_name);
+  if (rc == RIPPLE_OK) rc = dec_batch_note_str(d->b, span_attr(&sp, "owner"), &r->owner);
+  if (rc == RIPPLE_OK) rc = dec_batch_note_str(d->b, span_attr(&sp, "operation"), &r->operation);
   return rc;
 }
 
@@ -715,15 +619,6 @@ static const yajl_callbacks callbacks = {cb_null,    cb_boolean,     NULL,      
 
 /* ---- the request ----------------------------------------------------------- */
 
-void dec_batch_free(dec_batch_t *b) {
-  free(b->rec);
-  free(b->src);
-  sbuf_free(&b->body);
-  sbuf_free(&b->uids);
-  sbuf_free(&b->strs);
-  memset(b, 0, sizeof *b);
-}
-
 /* yajl over the whole body; the request's error code, *err filled in. */
 static int parse(dctx_t *d, const char *json, size_t len) {
   d->h = yajl_alloc(&callbacks, NULL, d);
@@ -791,7 +686,7 @@ int dec_decode(dec_kind_t kind, const char *json, size_t len, const dec_limits_t
   rc = rc == RIPPLE_OK ? parse(d, json, len) : fail_json(d, bad, why);
 done:
   if (d) {
-    free(d->seen.slot);
+    dec_seen_free(&d->seen);
     free(d->attr);
     free(d->attrs);
     free(d->keys);
