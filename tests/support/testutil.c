@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ripplex/sbuf.h"
 
 static uint64_t next(uint64_t *s) {
   uint64_t x = *s;
@@ -128,4 +132,35 @@ const char *test_path(const char *dir, const char *name) {
   char *p = ring[k++ % 8];
   snprintf(p, sizeof ring[0], "%s/%s", dir, name);
   return p;
+}
+
+int test_exec(const char *bin, char *const first[], char *const args[], char **err) {
+  char *argv[64] = {(char *)bin};
+  size_t n = 1;
+  for (size_t i = 0; first && first[i] && n < 63; i++) argv[n++] = first[i];
+  for (size_t i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
+  argv[n] = NULL;
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (dup2(fds[1], 2) < 0) _exit(126);
+    close(fds[0]);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(fds[1]);
+  sbuf_t b;
+  sbuf_init(&b);
+  char buf[4096];
+  ssize_t got;
+  while ((got = read(fds[0], buf, sizeof buf)) > 0) sbuf_put(&b, buf, (size_t)got);
+  close(fds[0]);
+  sbuf_putc(&b, '\0');
+  assert_false(b.oom);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  *err = b.p;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }

@@ -60,6 +60,10 @@ const char *test_path(const char *dir, const char *name);
 
 /* Remove a directory a test made, with everything in it. */
 void test_rmtree(const char *dir);
+/* Run the program bin with first (NULL-terminated, may be NULL) then args
+ * (NULL-terminated) as its arguments, its standard error into *err (the
+ * caller frees it): the exit status, -1 when it did not exit. */
+int test_exec(const char *bin, char *const first[], char *const args[], char **err);
 
 /* A context from a seed, for hand-built scenarios. */
 ripple_cpid_t test_cpid(uint64_t k);

@@ -56,29 +56,14 @@ static int teardown(void **state) {
   return 0;
 }
 
-/* ripple-watch with args; its exit status, its stderr into *err (malloc'd). */
+/* ripple-watch with args; its exit status, its stderr into *err (malloc'd).
+ * No cluster: a command line that got past its checks fails to connect. */
 static int run(char *const args[], char **err) {
   const char *bin = getenv("RIPPLE_WATCH_BIN");
   if (!bin) fail_msg("RIPPLE_WATCH_BIN is needed (ctest sets it)");
-  char *argv[16] = {(char *)bin, "--resources", "configmaps"};
-  size_t n = 3;
-  for (size_t i = 0; args[i] && n < 15; i++) argv[n++] = args[i];
-  argv[n] = NULL;
-  char log[128];
-  snprintf(log, sizeof log, "%s/run.err", dir);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    /* No cluster: a command line that got past its checks fails to connect. */
-    if (fd < 0 || dup2(fd, 2) < 0 || setenv("KUBECONFIG", "/nonexistent", 1)) _exit(126);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  assert_int_equal(sbuf_read_file_max(log, 1u << 20, err, NULL), RIPPLE_OK);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  static char *const first[] = {"--resources", "configmaps", NULL};
+  setenv("KUBECONFIG", "/nonexistent", 1);
+  return test_exec(bin, first, args, err);
 }
 
 static void test_bad_files(void **state) {

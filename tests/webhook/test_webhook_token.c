@@ -58,24 +58,7 @@ static char *slurp(const char *path) {
 static int run(char *const args[], char **err) {
   const char *bin = getenv("RIPPLE_WEBHOOK_BIN");
   if (!bin) fail_msg("RIPPLE_WEBHOOK_BIN is needed (ctest sets it)");
-  char *argv[24] = {(char *)bin};
-  size_t n = 1;
-  for (size_t i = 0; args[i] && n < 23; i++) argv[n++] = args[i];
-  argv[n] = NULL;
-  char log[128];
-  snprintf(log, sizeof log, "%s/run.err", dir);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  *err = slurp(log);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return test_exec(bin, NULL, args, err);
 }
 
 static int setup(void **state) {
