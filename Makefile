@@ -15,7 +15,7 @@ BUILD ?= build
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-dev build-asan build-tsan lab demo test test-dev test-asan \
+.PHONY: all deps build build-dev build-asan build-tsan build-hardened builds lab demo test test-dev test-asan \
         test-tsan test-lab bench reproduce lint format fuzz image clean
 
 all: build
@@ -44,6 +44,17 @@ build-tsan: deps
 	@CC=clang cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DRIPPLE_WERROR=ON \
 	    -DRIPPLE_TSAN=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)/tsan -j $(JOBS)
+
+# Release with the container image's hardening flags (RIPPLE_HARDEN: stack
+# protector, _FORTIFY_SOURCE=2, full RELRO), warnings as errors: -O3 and
+# _FORTIFY_SOURCE make gcc run analyses the other builds do not.
+build-hardened: deps
+	@cmake -S . -B $(BUILD)/hardened -DCMAKE_BUILD_TYPE=Release -DRIPPLE_WERROR=ON \
+	    -DRIPPLE_HARDEN=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/hardened -j $(JOBS)
+
+# Every build configuration above, warnings as errors (CI compiles them all).
+builds: build build-dev build-asan build-tsan build-hardened
 
 # The test cluster's binaries, Jaeger (the OTLP backend of lab tests) and Helm (the
 # chart's tests), built once through the Go module proxy and cached outside the

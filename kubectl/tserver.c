@@ -256,7 +256,10 @@ static int interpret(const kr_ts_t *ts, const char *path, const answer_t *an, js
   }
   int rc = RIPPLE_ESYS;
   const char *e = json_string_value(json_object_get(j, "error"));
-  char said[256], hint[400];
+  /* hint: token_hint's longest message is about 190 bytes of words plus a
+   * namespace and a name (63 each, a DNS label), the Role (at most 69) and the
+   * namespace again: 1024 holds it whole, so no hint is cut short. */
+  char said[256], hint[1024];
   snprintf(said, sizeof said, "%.200s", e ? e : an->body ? an->body : "");
   for (char *c = said; *c; c++) /* the server's words, or a proxy's page */
     if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = ' ';

@@ -168,8 +168,11 @@ static int has_claim(const json_t *obj, const char *name) {
 static void add_mount(plan_t *pl, const char *src, const char *dst, int ro) {
   if (pl->nm == MAX_MOUNTS) fail_msg("podrun: too many mounts");
   mnt_t *m = &pl->m[pl->nm++];
-  snprintf(m->src, sizeof m->src, "%s", src);
-  snprintf(m->dst, sizeof m->dst, "%s", dst);
+  /* A path cut short would mount the wrong directory: refuse it instead. */
+  if (strlen(src) >= sizeof m->src || strlen(dst) >= sizeof m->dst)
+    fail_msg("podrun: mount path too long: %s -> %s", src, dst);
+  memcpy(m->src, src, strlen(src) + 1);
+  memcpy(m->dst, dst, strlen(dst) + 1);
   m->ro = ro;
 }
 
