@@ -9,6 +9,8 @@
 #   make lint    clang-format, clang-tidy and cppcheck
 #   make fuzz    run the fuzzers for longer (FUZZ_SECONDS each)
 #   make image   the container image, built with buildah (build/image/ripple-VERSION.oci.tar)
+#   make builds  every build configuration (release, dev, asan, tsan, and the image's
+#                hardened flags: build-hardened), warnings as errors; CI runs it
 
 JOBS ?= $(shell nproc)
 BUILD ?= build
