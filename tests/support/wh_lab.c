@@ -60,6 +60,8 @@ void whlab_kill(whlab_proc_t *p) {
 }
 
 void whlab_stop(whlab_proc_t *p) {
+  /* kill(-1, ...) would reach every process of the user. */
+  if (p->pid <= 0) fail_msg("stopping a process that is not running (%s)", p->log);
   kill(p->pid, SIGTERM);
   int st = -1;
   waitpid(p->pid, &st, 0);
@@ -73,8 +75,12 @@ static size_t sink(char *p, size_t sz, size_t n, void *ud) {
 }
 
 long whlab_webhook_get(const whlab_t *l, const char *path, char **body) {
+  return whlab_get_port(l->webhook.port, path, body);
+}
+
+long whlab_get_port(unsigned port, const char *path, char **body) {
   char url[128];
-  snprintf(url, sizeof url, "https://127.0.0.1:%u%s", l->webhook.port, path);
+  snprintf(url, sizeof url, "https://127.0.0.1:%u%s", port, path);
   sbuf_t b;
   sbuf_init(&b);
   CURL *c = curl_easy_init();
@@ -145,6 +151,10 @@ void whlab_start(whlab_t *l) {
                      l->trace};
   for (size_t i = 0, n = 11; i < 8 && l->webhook_args[i]; i++)
     wargv[n++] = (char *)l->webhook_args[i];
+  if (l->replicas > 1) {
+    whlab_replicas_start(l, wargv);
+    return;
+  }
   whlab_spawn(&l->webhook, wargv);
   if (!lab_wait(webhook_ready, l, 60000)) fail_msg("the webhook's informers did not sync");
   fprintf(stderr, "# logs: %s %s\n", l->server.log, l->webhook.log);
@@ -253,11 +263,13 @@ static void kill_at_exit(void) {
   if (!exit_lab) return;
   whlab_kill(&exit_lab->server);
   whlab_kill(&exit_lab->webhook);
+  whlab_replicas_kill(exit_lab);
 }
 
 void whlab_begin_cluster(whlab_t *l, const char *ns_prefix) {
   memset(l, 0, sizeof *l);
-  l->server.pid = l->webhook.pid = -1;
+  l->server.pid = l->webhook.pid = l->lb.pid = -1;
+  for (int k = 0; k < WHLAB_REPLICAS_MAX; k++) l->webhooks[k].pid = -1;
   if (!exit_lab) atexit(kill_at_exit);
   exit_lab = l;
   l->kc = lab_client();
@@ -284,6 +296,7 @@ void whlab_end(whlab_t *l) {
     ripple_kube_delete(l->kc, r, NULL, l->ns, NULL, &st);
   whlab_kill(&l->server);
   whlab_kill(&l->webhook);
+  whlab_replicas_kill(l);
   ripple_kube_client_free(l->kc);
   l->kc = NULL;
   l->ns[0] = '\0';

@@ -27,11 +27,23 @@ typedef struct whlab_proc {
   char log[256];
 } whlab_proc_t;
 
+/* Most webhook replicas a test may start (whlab_t.replicas). */
+#define WHLAB_REPLICAS_MAX 8
+
 typedef struct whlab {
+  /* webhook: the one webhook; with replicas > 1 not a process (pid -1) but the
+   * address the API server calls, lbproxy's port (wh_replicas.c). */
   whlab_proc_t server, webhook;
-  char dir[64];             /* logs and the trace database */
-  char trace[64];           /* the trace server's URL */
-  char name[64];            /* the registration's name, "" when none */
+  /* Set before whlab_start: 0 or 1 is one webhook process registered by its
+   * own port; N > 1 starts N replicas behind lbproxy (tests/support/lbproxy.c,
+   * $RIPPLE_LBPROXY_BIN), a Service of N endpoints, and registers the proxy. */
+  int replicas;
+  whlab_proc_t webhooks[WHLAB_REPLICAS_MAX]; /* the replicas (pid -1 when stopped) */
+  whlab_proc_t lb;                           /* lbproxy */
+  int restarts;                              /* replica restarts so far (log names) */
+  char dir[64];                              /* logs and the trace database */
+  char trace[64];                            /* the trace server's URL */
+  char name[64];                             /* the registration's name, "" when none */
   ripple_kube_client_t *kc; /* the test's client (whlab_begin_cluster), NULL after whlab_end */
   char ns[64];              /* the test's namespace, "" when none or deleted */
   /* More options for the trace server and the webhook, NULL-terminated (set
@@ -62,7 +74,8 @@ void whlab_spawn(whlab_proc_t *p, char *const argv[]);
 void whlab_capture(char *const argv[], sbuf_t *out);
 /* SIGKILL one process (a no-op when it is not running). */
 void whlab_kill(whlab_proc_t *p);
-/* SIGTERM one process; it must exit with status 0 (fails the test otherwise). */
+/* SIGTERM one process; it must exit with status 0 (fails the test otherwise,
+ * and when it is not running). */
 void whlab_stop(whlab_proc_t *p);
 /* Register the webhook for l->ns only, as "<prefix>-<random>" (webhook/deploy/
  * registration.sh, the one registration), and wait until a dry-run write in
@@ -78,8 +91,28 @@ int whlab_annotated(ripple_kube_client_t *kc, const char *ns);
 void whlab_unregister(whlab_t *l);
 /* Delete l->ns (the call must succeed; it does not wait) and forget it. */
 void whlab_ns_delete(whlab_t *l);
-/* GET path on the webhook over HTTPS; the HTTP status, 0 when unreachable. */
+/* GET path on the webhook over HTTPS; the HTTP status, 0 when unreachable.
+ * With replicas, through lbproxy: some replica answers. */
 long whlab_webhook_get(const whlab_t *l, const char *path, char **body);
+/* The same on 127.0.0.1:port (one replica). */
+long whlab_get_port(unsigned port, const char *path, char **body);
+
+/* ---- webhook replicas behind lbproxy (wh_replicas.c) ---------------------------- */
+
+/* Start l->replicas webhook processes with argv (argv[2], the listen address,
+ * is 127.0.0.1:0), wait until each is ready, then lbproxy in front of them;
+ * l->webhook.port becomes the proxy's. Called by whlab_start. */
+void whlab_replicas_start(whlab_t *l, char **argv);
+/* Replica k out of the Service (lbproxy's backends) and SIGTERM; it must exit 0. */
+void whlab_replica_stop(whlab_t *l, int k);
+/* SIGSTOP / SIGCONT replica k: hung, not gone (it stays a backend). */
+void whlab_replica_pause(whlab_t *l, int k);
+void whlab_replica_resume(whlab_t *l, int k);
+/* A rolling restart of replica k: a new process on a new port, ready, in the
+ * Service in place of the old one, then the old one SIGTERMed (exit 0). */
+void whlab_replica_restart(whlab_t *l, int k);
+/* Kill every replica and lbproxy (SIGKILL); for whlab_end. */
+void whlab_replicas_kill(whlab_t *l);
 
 /* ---- objects and traces ------------------------------------------------------ */
 
