@@ -81,10 +81,12 @@ test-tsan: build-tsan
 
 # Tests against a real control plane, brought up and down around them: the
 # lab's own tests, then the C programs labelled "lab" (the Kubernetes client),
-# built with ASan/UBSan, one at a time since some restart the API server.
+# built with ASan/UBSan, one at a time since some restart the API server. The
+# C programs' lab has two API servers, as managed control planes do (the
+# webhook's replicas are tested behind both: test_replicas_lab).
 test-lab: lab build-asan
 	@bash lab/tests/run-all.sh
-	@scripts/with-lab sh -c 'cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	@RIPPLE_LAB_UP_ARGS="--apiservers 2" scripts/with-lab sh -c 'cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L lab'
 
 test: test-dev test-asan test-tsan test-lab

@@ -307,11 +307,36 @@ static int decide_tick(wh_t *w, const wh_review_t *r, const ripple_ctx_t *from, 
   return patch_object(r->object, d->kind, d);
 }
 
-static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now,
-                             wh_decision_t *d, wh_sources_t *s) {
+int wh_decide_unknown(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d) {
+  int rc = wh_decide_new_root(w, r, d);
+  if (rc != RIPPLE_OK) return rc;
+  d->cause_unknown = 1;
+  d->how = RIPPLE_MERGE_NEW;
+  d->start_ns = now;
+  return RIPPLE_OK;
+}
+
+/* A controller's write this replica cannot decide for sure (WH_UNCERTAIN):
+ * a root of its own, on the object as any context is, so that the writes it
+ * causes descend from a marked root rather than from the object's older
+ * context. A held object keeps its annotation, as always. */
+static int decide_uncertain(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now,
+                            wh_decision_t *d) {
+  int rc = wh_decide_unknown(w, r, now, d);
+  if (rc != RIPPLE_OK) return rc;
+  d->held = holds(r, c, d);
+  if (c == CARRY_OBJECT && d->held) return keep_annotation(w, r, d);
+  return patch_object(r->object, d->kind, d);
+}
+
+static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_certainty_t how,
+                             int64_t now, wh_decision_t *d, wh_sources_t *s) {
   ripple_ctx_t target, mine;
   json_t *pod;
   int unknown;
+  /* A held context is another replica's to know. */
+  if (how == WH_UNCERTAIN && c == CARRY_OBJECT && holds(r, c, d))
+    return decide_uncertain(w, r, c, now, d);
   target_of(w, r, c, now, d, &target, &pod, &unknown);
   json_decref(pod);
   if (unknown) { /* its span is decided once the informer has the Pod */
@@ -320,6 +345,7 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t
     return RIPPLE_OK;
   }
   s->n = s->skipped = 0;
+  s->uncertain = 0;
   /* A context the writer put in the write itself: an instrumented
    * controller. One carried over from the stored object is not new. */
   ripple_ctx_t old;
@@ -331,7 +357,11 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t
   if (mrc == RIPPLE_OK && !carried && !ripple_ctx_equal(&mine, &target)) s->ctx[s->n++] = mine;
   /* A binding is caused by its Pod alone: the owner's newer changes are not
    * the Pod's, so nothing else is gathered for it. */
+  size_t own = s->n;
   if (c == CARRY_OBJECT && !frozen(w, r, d)) wh_sources_gather(w, r, r->object, d->kind, now, s);
+  /* Related objects' contexts may be older than the decider's latest
+   * decisions about them (its informers and memory are not this replica's). */
+  if ((how == WH_UNCERTAIN && s->n > own) || s->uncertain) return decide_uncertain(w, r, c, now, d);
   if (c == CARRY_OBJECT && s->n == 1 && !ripple_ctx_is_set(&target) && is_tick(r, d))
     return decide_tick(w, r, &s->ctx[0], now, d);
   const ripple_ctx_t *ptr[WH_SOURCES_MAX];
@@ -345,10 +375,15 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t
       return d->bad_annotation ? wh_obj_patch_remove(d->kind, &d->patch, &d->patch_len) : RIPPLE_OK;
     }
     if ((rc = wh_decide_new_root(w, r, d)) != RIPPLE_OK) return rc;
-    d->spontaneous = 1;
+    /* Nothing related known here may be the informers' lag behind writes
+     * another replica decided: not "no source" for sure. */
+    if (how == WH_UNCERTAIN)
+      d->cause_unknown = 1;
+    else
+      d->spontaneous = 1;
   }
   d->traced = 1;
-  d->start_ns = d->spontaneous ? now : cause_time(w, d, s, now);
+  d->start_ns = d->spontaneous || d->cause_unknown ? now : cause_time(w, d, s, now);
   d->held = holds(r, c, d);
   if (c == CARRY_OBJECT && d->held) return keep_annotation(w, r, d);
   if (c == CARRY_OBJECT) return patch_object(r->object, d->kind, d);
@@ -357,7 +392,7 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, int64_t
   return RIPPLE_OK;
 }
 
-int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d) {
+int wh_decide(wh_t *w, const wh_review_t *r, wh_certainty_t how, int64_t now, wh_decision_t *d) {
   memset(d, 0, sizeof *d);
   d->start_ns = now;
   if ((d->skip = excluded(w, r))) return RIPPLE_OK;
@@ -378,12 +413,12 @@ int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d) {
   wh_sink_scope(d->service, r->dry_run);
   int rc;
   if (r->op == WH_OP_DELETE) {
-    rc = wh_decide_delete(w, r, actor, now, d);
+    rc = wh_decide_delete(w, r, actor, how, now, d);
   } else if (actor == WH_ACTOR_USER) {
     rc = decide_root(w, r, c, now, d);
   } else {
     static _Thread_local wh_sources_t s; /* 34 KiB: not on the connection's stack */
-    rc = decide_controller(w, r, c, now, d, &s);
+    rc = decide_controller(w, r, c, how, now, d, &s);
   }
   wh_sink_scope(NULL, 0);
   if (rc == RIPPLE_OK && d->wrote_ctx) rc = wh_traceparent_patch(w, r, d);

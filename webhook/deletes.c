@@ -131,8 +131,8 @@ static void service_endpoints(wh_t *w, const wh_review_t *r, const wh_decision_t
   wh_memo_recent_forget(w->memo, "Endpoints", r->ns, r->name);
 }
 
-int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, int64_t now,
-                     wh_decision_t *d) {
+int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, wh_certainty_t how,
+                     int64_t now, wh_decision_t *d) {
   ripple_ctx_t last, cause;
   if (r->old && wh_own_ctx(w, r->old, d->kind, d, &last) == RIPPLE_OK) {
     d->has_last = 1;
@@ -151,6 +151,9 @@ int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, int64_t no
   } else if (actor == WH_ACTOR_USER) {
     if ((rc = wh_decide_new_root(w, r, d)) != RIPPLE_OK) return rc;
     d->root = 1;
+  } else if (how == WH_UNCERTAIN) {
+    /* The deletion that caused it may be another replica's to know. */
+    if ((rc = wh_decide_unknown(w, r, now, d)) != RIPPLE_OK) return rc;
   } else if (controller_cause(w, r, d, now, &cause) == RIPPLE_OK) {
     if (!r->dry_run) atomic_fetch_add(&w->m.deletes_caused, 1);
     d->ctx = cause;

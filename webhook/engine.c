@@ -136,7 +136,7 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
   if (!w->down.span) return;
   char name[192], last[RIPPLE_CPID_STRLEN + 1] = "";
   span_name(r, name, sizeof name);
-  ripple_attr_t attrs[11] = {
+  ripple_attr_t attrs[12] = {
       {"kind", d->kind},          {"namespace", r->ns}, {"name", r->name},         {"uid", d->uid},
       {"resourceVersion", d->rv}, {"user", r->user},    {"operation", r->op_name},
   };
@@ -147,6 +147,7 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
     attrs[nattrs++] = (ripple_attr_t){"lastCpid", last};
   }
   if (d->spontaneous) attrs[nattrs++] = (ripple_attr_t){"spontaneous", "true"};
+  if (d->cause_unknown) attrs[nattrs++] = (ripple_attr_t){"causeUnknown", "true"};
   if (*d->owner) attrs[nattrs++] = (ripple_attr_t){"owner", d->owner};
   ripple_span_rec_t sp = {
       d->ctx.cpid, d->span_id ? d->span_id : span_id(w),  d->parent_id, d->service, name,
@@ -154,7 +155,7 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
   w->down.span(w->down.ud, &sp);
   atomic_fetch_add(&w->m.spans, 1);
   /* A controller's write with a known cause is a hop. */
-  if (!d->root && !d->spontaneous && d->start_ns < end)
+  if (!d->root && !d->spontaneous && !d->cause_unknown && d->start_ns < end)
     wh_metrics_hop(&w->m, d->service, name, end - d->start_ns);
 }
 
@@ -174,6 +175,7 @@ static void count(wh_t *w, const wh_decision_t *d) {
   if (d->patch) atomic_fetch_add(&w->m.patched, 1);
   if (d->bad_annotation) atomic_fetch_add(&w->m.bad_annotations, 1);
   if (d->spontaneous) atomic_fetch_add(&w->m.spontaneous, 1);
+  if (d->cause_unknown) atomic_fetch_add(&w->m.cause_unknown, 1);
   if (d->tp_written) atomic_fetch_add(&w->m.tp_written, 1);
   if (d->tp_kept) atomic_fetch_add(&w->m.tp_kept, 1);
   if (d->tp_root) atomic_fetch_add(&w->m.tp_roots, 1);
@@ -199,13 +201,17 @@ static void log_decision(const wh_review_t *r, const wh_decision_t *d, int64_t n
 }
 
 int wh_handle(wh_t *w, const char *body, size_t len, sbuf_t *out) {
+  return wh_handle_as(w, WH_DECIDER, body, len, out);
+}
+
+int wh_handle_as(wh_t *w, wh_certainty_t how, const char *body, size_t len, sbuf_t *out) {
   int64_t t0 = mono_ns();
   wh_review_t r;
   char err[256];
   if (wh_review_decode(body, len, &r, err, sizeof err) != RIPPLE_OK)
     return bad_request(w, err, out);
   wh_decision_t d;
-  int rc = wh_decide(w, &r, wh_now(w), &d);
+  int rc = wh_decide(w, &r, how, wh_now(w), &d);
   if (rc != RIPPLE_OK) {
     atomic_fetch_add(&w->m.errors, 1);
     RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "decision_failed", "error=%s resource=%s", ripple_errname(rc),

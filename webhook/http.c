@@ -42,7 +42,14 @@ static enum MHD_Result handle_mutate(wh_http_t *h, struct MHD_Connection *c, htt
   }
   sbuf_t out;
   sbuf_init(&out);
-  int status = wh_handle(h->o.engine, r->body.p ? r->body.p : "", r->body.len, &out);
+  const char *body = r->body.p ? r->body.p : "";
+  int status;
+  if (h->o.route) {
+    int fwd = MHD_lookup_connection_value(c, MHD_HEADER_KIND, WH_FWD_HEADER) != NULL;
+    status = wh_route_mutate(h->o.route, fwd, body, r->body.len, &out);
+  } else {
+    status = wh_handle(h->o.engine, body, r->body.len, &out);
+  }
   enum MHD_Result rc = out.oom
                            ? send_error(c, 500, "out of memory")
                            : httpd_send(c, (unsigned)status, "application/json", out.p, out.len);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "route.h"
 #include "wh.h"
 
 typedef struct wh_http_opts {
@@ -17,6 +18,7 @@ typedef struct wh_http_opts {
   size_t max_body;                /* largest AdmissionReview accepted */
   size_t max_connections;
   wh_t *engine;
+  const wh_route_t *route;                    /* who decides; NULL: this replica, always */
   int (*ready)(void *ud);                     /* /readyz */
   void (*gauges)(void *ud, wh_gauges_t *out); /* /metrics */
   void *ud;

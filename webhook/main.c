@@ -18,11 +18,14 @@
 #include <time.h>
 
 #include "cache.h"
+#include "forward.h"
 #include "http.h"
+#include "lease.h"
 #include "ripple/kube.h"
 #include "ripplex/httpd.h"
 #include "ripplex/opt.h"
 #include "ripplex/sbuf.h"
+#include "route.h"
 #include "wh.h"
 
 static void usage(FILE *f) {
@@ -52,6 +55,18 @@ static void usage(FILE *f) {
           "                            tracing.k8s.io/traceparent) and take a person's as the\n"
           "                            root CPID (docs/format.md)\n"
           "  --max-body BYTES          largest AdmissionReview (default 8388608)\n"
+          "  --decider-lease NS/NAME   several replicas: the one holding this Lease decides\n"
+          "                            every write, the others forward to it (docs/webhook.md)\n"
+          "  --peer-address HOST[:PORT]  this replica's address for the others (default\n"
+          "                            $POD_IP; the port: the one listened on)\n"
+          "  --peer-tls-name NAME      the name the replicas' certificate is valid for (the\n"
+          "                            webhook Service's DNS name; default: the address)\n"
+          "  --peer-ca F               CA (PEM) of the replicas' certificate (default: the\n"
+          "                            system's)\n"
+          "  --forward-timeout-ms N    a forward to the decider, at most (default 300)\n"
+          "  --shutdown-delay-ms N     on SIGTERM, answer on for N ms while /readyz says 503,\n"
+          "                            so that writes stop coming before the port closes\n"
+          "                            (default 0)\n"
           "  --log-level LEVEL         debug (a line per request), info, warn, error\n");
 }
 
@@ -68,6 +83,12 @@ typedef struct options {
   wh_opts_t wo;
   size_t max_body;
   ripple_log_level_t level;
+  /* Several replicas (route.h): the Lease, this replica's address, how the
+   * others' certificate is checked, how long a forward may take. */
+  char lease_ns[64], lease_name[254];
+  const char *peer_address, *peer_tls_name, *peer_ca;
+  uint32_t forward_timeout_ms;
+  uint32_t shutdown_delay_ms; /* --shutdown-delay-ms */
 } options_t;
 
 static int parse_exclude(const char *v, options_t *o) {
@@ -79,6 +100,21 @@ static int parse_exclude(const char *v, options_t *o) {
     if (o->wo.nexclude_ns == WH_EXCLUDE_MAX) return RIPPLE_ERANGE;
     o->wo.exclude_ns[o->wo.nexclude_ns++] = t;
   }
+  return RIPPLE_OK;
+}
+
+/* --decider-lease NS/NAME: a namespace and a Lease name, plain DNS labels. */
+static int parse_lease(const char *v, options_t *o) {
+  const char *slash = strchr(v, '/');
+  if (!slash || slash == v || !slash[1] || (size_t)(slash - v) >= sizeof o->lease_ns ||
+      strlen(slash + 1) >= sizeof o->lease_name)
+    return RIPPLE_EINVAL;
+  for (const char *c = v; *c; c++)
+    if (c != slash &&
+        !((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' || *c == '.'))
+      return RIPPLE_EINVAL;
+  snprintf(o->lease_ns, sizeof o->lease_ns, "%.*s", (int)(slash - v), v);
+  snprintf(o->lease_name, sizeof o->lease_name, "%s", slash + 1);
   return RIPPLE_OK;
 }
 
@@ -119,6 +155,22 @@ static int parse_option(void *ud, const char *a, const char *v) {
     o->wo.max_ancestors = (uint32_t)n;
     return RIPPLE_OK;
   }
+  if (!strcmp(a, "--decider-lease")) return parse_lease(v, o);
+  if (!strcmp(a, "--peer-address")) return o->peer_address = v, RIPPLE_OK;
+  if (!strcmp(a, "--peer-tls-name")) return o->peer_tls_name = v, RIPPLE_OK;
+  if (!strcmp(a, "--peer-ca"))
+    return opt_ca_file("ripple-webhook", a, v) == RIPPLE_OK ? (o->peer_ca = v, RIPPLE_OK)
+                                                            : RIPPLE_EINVAL;
+  if (!strcmp(a, "--forward-timeout-ms")) {
+    if (opt_ulong(v, 10, 10000, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
+    o->forward_timeout_ms = (uint32_t)n;
+    return RIPPLE_OK;
+  }
+  if (!strcmp(a, "--shutdown-delay-ms")) {
+    if (opt_ulong(v, 0, 600000, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
+    o->shutdown_delay_ms = (uint32_t)n;
+    return RIPPLE_OK;
+  }
   if (!strcmp(a, "--max-body")) {
     if (opt_ulong(v, 4096, 1ul << 30, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
     o->max_body = n;
@@ -139,6 +191,14 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
     fprintf(stderr, "ripple-webhook: --tls-cert and --tls-key go together\n");
     return RIPPLE_ESTATE;
   }
+  if (*o->lease_ns && o->no_informers) {
+    fprintf(stderr, "ripple-webhook: --decider-lease needs the cluster (not --no-informers)\n");
+    return RIPPLE_ESTATE;
+  }
+  if (!*o->lease_ns && (o->peer_address || o->peer_tls_name || o->peer_ca)) {
+    fprintf(stderr, "ripple-webhook: --peer-* options go with --decider-lease\n");
+    return RIPPLE_ESTATE;
+  }
   if ((o->trace_token || o->trace_ca) && !o->trace_server) {
     fprintf(stderr,
             "ripple-webhook: --trace-server-token-file and --trace-server-ca go with "
@@ -149,6 +209,8 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
 }
 
 typedef struct run {
+  wh_route_t route;               /* who decides (route.h) */
+  ripple_kube_client_t *lease_kc; /* the Lease's own client: short timeouts */
   wh_cache_t *cache;
   ripple_shipper_t *shipper;
   wh_t *engine;
@@ -156,6 +218,7 @@ typedef struct run {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int stop;
+  atomic_int draining; /* stopping: /readyz says 503, answers go on */
 } run_t;
 
 /* What waits for the informers is resolved every WH_TICK_MS (wh.h). */
@@ -187,6 +250,7 @@ static void stop_ticker(run_t *r) {
 
 static int ready(void *ud) {
   run_t *r = ud;
+  if (atomic_load(&r->draining)) return 0;
   return r->cache ? wh_cache_ready(r->cache) : 1;
 }
 
@@ -202,6 +266,7 @@ static void gauges(void *ud, wh_gauges_t *g) {
   ripple_tracer_stats(wh_tracer(r->engine), &ts);
   g->tracer_bad_ctx = ts.bad_ctx;
   g->ready = ready(ud);
+  g->decider = wh_route_deciding(&r->route);
   wh_cache_stats(r->cache, &g->informers, &g->informer_objects);
 }
 
@@ -213,7 +278,10 @@ static int start_cache(const options_t *o, ripple_kube_client_t **client, run_t 
     fprintf(stderr, "ripple-webhook: %s\n", err);
     return RIPPLE_EINVAL;
   }
-  int rc = ripple_kube_client_new(cfg, NULL, client);
+  /* The Lease's requests must end well within its renew deadline. */
+  ripple_kube_client_opts_t lo = {.timeout_ms = 1000};
+  int rc = *o->lease_ns ? ripple_kube_client_new(cfg, &lo, &r->lease_kc) : RIPPLE_OK;
+  if (rc == RIPPLE_OK) rc = ripple_kube_client_new(cfg, NULL, client);
   ripple_kube_config_free(cfg);
   if (rc == RIPPLE_OK)
     rc = wh_cache_start(*client, &r->cache, err, sizeof err);
@@ -224,6 +292,59 @@ static int start_cache(const options_t *o, ripple_kube_client_t **client, run_t 
     return rc;
   }
   return RIPPLE_OK;
+}
+
+/* Several replicas: forward to the decider, and take part in the Lease
+ * under this replica's address (known once the listener has its port). */
+static int start_fwd(const options_t *o, run_t *r) {
+  if (!*o->lease_ns) return RIPPLE_OK;
+  r->route.several = 1;
+  wh_fwd_opts_t fo = {.ca_file = o->peer_ca,
+                      .tls_name = o->peer_tls_name,
+                      .plain_http = !o->cert,
+                      .timeout_ms = o->forward_timeout_ms};
+  return wh_fwd_new(&fo, &r->route.fwd);
+}
+
+static int start_lease(const options_t *o, run_t *r, uint16_t port) {
+  if (!*o->lease_ns) return RIPPLE_OK;
+  /* HOST, HOST:0 or HOST:PORT; without a port (or 0) the one listened on. */
+  const char *host = o->peer_address ? o->peer_address : getenv("POD_IP");
+  if (!host || !*host) {
+    fprintf(stderr, "ripple-webhook: --decider-lease needs --peer-address or $POD_IP\n");
+    return RIPPLE_EINVAL;
+  }
+  const char *colon = strrchr(host, ':');
+  int own_port = !colon || !strcmp(colon, ":0");
+  int hlen = (int)(own_port && colon ? (size_t)(colon - host) : strlen(host));
+  if (own_port)
+    snprintf(r->route.self, sizeof r->route.self, "%.*s:%u", hlen, host, port);
+  else
+    snprintf(r->route.self, sizeof r->route.self, "%s", host);
+  wh_lease_opts_t lo = {
+      .kc = r->lease_kc, .ns = o->lease_ns, .name = o->lease_name, .identity = r->route.self};
+  wh_lease_t *l;
+  int rc = wh_lease_start(&lo, &l);
+  if (rc != RIPPLE_OK) {
+    fprintf(stderr, "ripple-webhook: the decider Lease: %s\n", ripple_strerror(rc));
+    return rc;
+  }
+  atomic_store(&r->route.lease, l);
+  return RIPPLE_OK;
+}
+
+/* Stopping: unready at once, so that the Service (and the API servers that
+ * reach replicas through it) stop sending here, but still answering for
+ * delay_ms. A write the API server sent to a replica that has already gone
+ * is admitted unannotated (failurePolicy Ignore) and keeps its object's older
+ * context, which the writes it causes would then inherit. A second signal
+ * ends the wait. */
+static void drain(run_t *r, uint32_t delay_ms, const sigset_t *sigs) {
+  atomic_store(&r->draining, 1);
+  if (!delay_ms) return;
+  struct timespec ts = {delay_ms / 1000, (long)(delay_ms % 1000) * 1000000L};
+  while (sigtimedwait(sigs, NULL, &ts) < 0 && errno == EINTR) {
+  }
 }
 
 static int serve(options_t *o, const sigset_t *sigs) {
@@ -248,24 +369,37 @@ static int serve(options_t *o, const sigset_t *sigs) {
   o->wo.text_lookup = r.cache ? wh_cache_text_lookup(r.cache) : (wh_text_lookup_t){0};
   o->wo.log_requests = o->level == RIPPLE_LOG_DEBUG;
   if (wh_new(&o->wo, &r.engine) != RIPPLE_OK) goto done;
+  r.route.engine = r.engine;
+  if (start_fwd(o, &r) != RIPPLE_OK) goto done;
   if (pthread_create(&r.ticker, NULL, tick, &r) != 0) goto done;
   ticking = 1;
-  wh_http_opts_t ho = {o->host, o->port,  o->cert, o->key, o->max_body,
-                       0,       r.engine, ready,   gauges, &r};
+  wh_http_opts_t ho = {o->host,  o->port,  o->cert, o->key, o->max_body, 0,
+                       r.engine, &r.route, ready,   gauges, &r};
   wh_http_t *h;
   if (wh_http_start(&ho, &h, err, sizeof err) != RIPPLE_OK) {
     fprintf(stderr, "ripple-webhook: %s\n", err);
     goto done;
   }
+  if (start_lease(o, &r, wh_http_port(h)) != RIPPLE_OK) {
+    wh_http_stop(h);
+    goto done;
+  }
   ripple_log(RIPPLE_LOG_INFO, "listening",
-             "addr=%s:%u tls=%s informers=%s trace_server=%s trace_token=%s traceparent=%s",
+             "addr=%s:%u tls=%s informers=%s trace_server=%s trace_token=%s traceparent=%s "
+             "decider_lease=%s%s%s peer=%s",
              o->host, wh_http_port(h), o->cert ? "on" : "off", r.cache ? "on" : "off",
              o->trace_server ? o->trace_server : "none", o->trace_token ? "set" : "none",
-             o->wo.traceparent ? "on" : "off");
+             o->wo.traceparent ? "on" : "off", *o->lease_ns ? o->lease_ns : "none",
+             *o->lease_ns ? "/" : "", o->lease_name, *r.route.self ? r.route.self : "none");
   int sig;
   sigwait(sigs, &sig);
-  ripple_log(RIPPLE_LOG_INFO, "stopping", "signal=%d", sig);
+  ripple_log(RIPPLE_LOG_INFO, "stopping", "signal=%d shutdown_delay_ms=%u", sig,
+             o->shutdown_delay_ms);
+  drain(&r, o->shutdown_delay_ms, sigs);
+  /* No more decisions here, then the Lease released: the next decider
+   * starts from informers that show every decision this one made. */
   wh_http_stop(h);
+  wh_lease_stop(atomic_exchange(&r.route.lease, NULL));
   status = 0;
 done:
   if (ticking) stop_ticker(&r);
@@ -273,8 +407,11 @@ done:
   pthread_mutex_destroy(&r.mu);
   wh_free(r.engine);
   ripple_shipper_free(r.shipper, 2000);
+  wh_lease_stop(atomic_exchange(&r.route.lease, NULL));
+  wh_fwd_free(r.route.fwd);
   wh_cache_free(r.cache);
   ripple_kube_client_free(client);
+  ripple_kube_client_free(r.lease_kc);
   return status;
 }
 

@@ -142,6 +142,16 @@ void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   prom_counter(o, "ripple_webhook_spontaneous_total",
                "Controllers' writes with no traced source, made roots of their own.",
                atomic_load(&m->spontaneous));
+  prom_counter(o, "ripple_webhook_cause_unknown_total",
+               "Controllers' writes whose cause this replica could not know for sure (the "
+               "decider unreachable): roots of their own, marked causeUnknown.",
+               atomic_load(&m->cause_unknown));
+  prom_counter(o, "ripple_webhook_forwarded_total",
+               "Reviews forwarded to the replica that decides (the Lease's holder).",
+               atomic_load(&m->forwarded));
+  prom_counter(o, "ripple_webhook_forward_failed_total",
+               "Reviews that could not be forwarded to the decider, decided here as uncertain.",
+               atomic_load(&m->forward_failed));
   prom_counter(o, "ripple_webhook_deletes_caused_total",
                "Deletes traced under their cause's context (owner, namespace, deletion).",
                atomic_load(&m->deletes_caused));
@@ -174,6 +184,9 @@ void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   prom_gauge(o, "ripple_webhook_shipper_queued", "Records waiting to be sent.",
              (double)g->shipper_queued);
   prom_gauge(o, "ripple_webhook_ready", "1 when every informer has synced.", g->ready ? 1 : 0);
+  if (g->decider >= 0)
+    prom_gauge(o, "ripple_webhook_decider",
+               "1 when this replica decides: it holds the Lease and has settled.", g->decider);
   prom_gauge(o, "ripple_webhook_informers", "Informers running.", (double)g->informers);
   prom_gauge(o, "ripple_webhook_informer_objects", "Objects in the informers' caches.",
              (double)g->informer_objects);

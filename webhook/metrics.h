@@ -40,6 +40,9 @@ typedef struct wh_metrics {
   atomic_uint_fast64_t spans;            /* spans emitted */
   atomic_uint_fast64_t errors;           /* internal failures (answered allowed, unpatched) */
   atomic_uint_fast64_t spontaneous;      /* controllers' writes with no traced source: roots */
+  atomic_uint_fast64_t cause_unknown;    /* writes decided uncertain: roots marked cause unknown */
+  atomic_uint_fast64_t forwarded;        /* reviews this replica forwarded to the decider */
+  atomic_uint_fast64_t forward_failed;   /* ... that it could not, and decided uncertain */
   atomic_uint_fast64_t deletes_caused;   /* deletes whose span carries their cause's context */
   atomic_uint_fast64_t pending_resolved; /* bindings whose span waited for their Pod */
   atomic_uint_fast64_t pending_dropped;  /* ... and never found it (or the queue was full) */
@@ -57,7 +60,8 @@ typedef struct wh_metrics {
 typedef struct wh_gauges {
   uint64_t shipper_enqueued, shipper_sent, shipper_dropped, shipper_rejected, shipper_queued;
   uint64_t tracer_bad_ctx;
-  int ready; /* informers synced */
+  int ready;   /* informers synced */
+  int decider; /* -1: one replica, no Lease; 1: this replica decides (wh_route_deciding) */
   uint64_t informers, informer_objects;
 } wh_gauges_t;
 

@@ -177,6 +177,17 @@ static int controlling_owner(const json_t *obj, ownerref_t *o) {
   return 0;
 }
 
+/* A Deployment's annotation names its creation's change only: every later
+ * change of it is held in memory (decide.c), never written. So when memory
+ * holds nothing for it (a webhook restarted, a new decider, an entry
+ * evicted) and its spec has changed since its creation (generation > 1), its
+ * latest change is not known here, and its annotation must not stand in for
+ * it: that would put a scale's Pods under the creation's trace. */
+static int stale_annotation(const char *kind, const json_t *own) {
+  const json_t *gen = json_object_get(json_object_get(own, "metadata"), "generation");
+  return !strcmp(kind, "Deployment") && json_is_integer(gen) && json_integer_value(gen) > 1;
+}
+
 /* The controlling owner's current context: memory first (no tree), then the
  * informers, which are asked to keep the owner's kind from now on. */
 static void owner(gather_t *g, const json_t *obj, const char *ns) {
@@ -195,7 +206,14 @@ static void owner(gather_t *g, const json_t *obj, const char *ns) {
   g->fixed = obj;
   g->fixed_upstream = 0;
   g->kind = o.kind;
-  if (!strcmp(meta_str(own, "uid"), o.uid)) on_candidate(g, own);
+  if (strcmp(meta_str(own, "uid"), o.uid) != 0) {
+    json_decref(own);
+    return;
+  }
+  if (stale_annotation(o.kind, own))
+    g->s->uncertain = 1;
+  else
+    on_candidate(g, own);
   json_decref(own);
 }
 
@@ -206,6 +224,7 @@ int wh_owner_ctx(wh_t *w, const json_t *obj, const char *ns, int64_t now, char *
   snprintf(uid, cap, "%s", o.uid);
   static _Thread_local wh_sources_t s; /* 34 KiB: not on the connection's stack */
   s.n = s.skipped = 0;
+  s.uncertain = 0;
   gather_t g = {.w = w, .s = &s, .now = now};
   owner(&g, obj, ns);
   if (!s.n) return RIPPLE_ENOENT;

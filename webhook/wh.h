@@ -93,6 +93,20 @@ void wh_tick(wh_t *w);
  * write, unchanged. */
 int wh_handle(wh_t *w, const char *body, size_t len, sbuf_t *out);
 
+/* How sure the replica is of what it remembers and reads (docs/webhook.md,
+ * "Several replicas"). WH_DECIDER: this replica decides every write (the
+ * only one, or the Lease's holder). WH_UNCERTAIN: another replica decides,
+ * and it could not be reached: what this one remembers and what its
+ * informers say of related objects may miss that replica's latest
+ * decisions, so a controller's write that would take a context from a
+ * related object, a held context or a remembered deletion gets a root of its
+ * own marked cause unknown (span attribute causeUnknown) instead of a
+ * guessed relation. Writes that need nothing but the request itself (a
+ * person's root, a status write keeping the object's own context, a binding
+ * taking its Pod's, read by uid) are decided as always. */
+typedef enum wh_certainty { WH_DECIDER = 0, WH_UNCERTAIN = 1 } wh_certainty_t;
+int wh_handle_as(wh_t *w, wh_certainty_t how, const char *body, size_t len, sbuf_t *out);
+
 /* ---- parts shared by the engine's files ---- */
 
 /* "Kind/name" of a controlling owner: a kind and a name of up to 253 bytes. */
@@ -109,6 +123,8 @@ typedef struct wh_decision {
   size_t patch_len;
   int bad_annotation; /* the object's own annotation was malformed */
   int spontaneous;    /* a controller's write with no traced source: a root of its own */
+  int cause_unknown;  /* WH_UNCERTAIN: a controller's write whose cause this replica cannot
+                       * know for sure: a root of its own */
   int pending;        /* a binding whose Pod is not known yet: its span waits (pending.c) */
   int held;           /* ctx is held in memory, not written to the object (decide.c) */
   int wrote_ctx;      /* patch sets ctx on the object (not a held one, not a removal) */
@@ -158,7 +174,7 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
 void wh_pending_add(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t now);
 /* Decide for a decoded review at time now; d is filled in. RIPPLE_OK, or an
  * error after which the write is allowed unchanged. */
-int wh_decide(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d);
+int wh_decide(wh_t *w, const wh_review_t *r, wh_certainty_t how, int64_t now, wh_decision_t *d);
 void wh_decision_free(wh_decision_t *d);
 /* "Kind/name" of obj's controlling owner (the ownerReferences entry with
  * controller: true) into out (cap bytes): 1, or 0 with out untouched when
@@ -215,6 +231,9 @@ typedef struct wh_sources {
   ripple_ctx_t ctx[WH_SOURCES_MAX];
   size_t n;
   size_t skipped; /* related objects beyond WH_SOURCES_MAX */
+  /* A related object's latest change is not known here (sources.c,
+   * "stale_annotation"): the write's cause cannot be known for sure. */
+  int uncertain;
 } wh_sources_t;
 void wh_sources_gather(wh_t *w, const wh_review_t *r, const json_t *obj, const char *kind,
                        int64_t now, wh_sources_t *s);
@@ -228,11 +247,13 @@ int wh_owner_ctx(wh_t *w, const json_t *obj, const char *ns, int64_t now, char *
                  ripple_ctx_t *out);
 
 /* Deletes (deletes.c): the span's context is the delete's cause. */
-int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, int64_t now,
-                     wh_decision_t *d);
+int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, wh_certainty_t how,
+                     int64_t now, wh_decision_t *d);
 /* A root context for d (a person's change, or a controller's write that has
  * no traced source), its mergelog sent through the tracer. */
 int wh_decide_new_root(wh_t *w, const wh_review_t *r, wh_decision_t *d);
+/* A root for a write whose cause this replica cannot know (WH_UNCERTAIN). */
+int wh_decide_unknown(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d);
 /* The object's own context in this write; RIPPLE_EBADCTX (and d's
  * bad_annotation set) when malformed, RIPPLE_ENOENT when absent. */
 int wh_own_ctx(wh_t *w, const json_t *obj, const char *kind, wh_decision_t *d, ripple_ctx_t *out);

@@ -283,9 +283,15 @@ static void plan_env(plan_t *pl, const json_t *c, const podrun_opts_t *o) {
   size_t i;
   const json_t *e;
   json_array_foreach(json_object_get(c, "env"), i, e) {
+    if (n >= MAX_ENV) fail_msg("podrun: too many env entries");
+    /* The Pod's own address: this "Pod" runs on loopback. */
+    const char *field = lab_str(e, "valueFrom.fieldRef.fieldPath");
+    if (field && !strcmp(field, "status.podIP")) {
+      pl->envp[n++] = keep(pl, "%s=127.0.0.1", lab_str(e, "name"));
+      continue;
+    }
     if (!json_object_get(e, "value"))
       fail_msg("podrun: env %s is not a plain value", lab_str(e, "name"));
-    if (n >= MAX_ENV) fail_msg("podrun: too many env entries");
     pl->envp[n++] = keep(pl, "%s=%s", lab_str(e, "name"), lab_str(e, "value"));
   }
   pl->envp[n++] = keep(pl, "KUBERNETES_SERVICE_HOST=%s", o->api_host);

@@ -88,7 +88,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   sbuf_t out;
   sbuf_init(&out);
-  int status = wh_handle(w, (const char *)data, size, &out);
+  /* Both ways a replica decides (wh.h): as the decider, and as a replica
+   * that cannot reach it; chosen by the input's length, so that the corpus
+   * exercises both. */
+  wh_certainty_t how = size % 2 ? WH_UNCERTAIN : WH_DECIDER;
+  int status = wh_handle_as(w, how, (const char *)data, size, &out);
   if (!out.oom) check_answer(&out, status);
   sbuf_free(&out);
   return 0;

@@ -38,6 +38,9 @@ typedef struct whlab {
    * own port; N > 1 starts N replicas behind lbproxy (tests/support/lbproxy.c,
    * $RIPPLE_LBPROXY_BIN), a Service of N endpoints, and registers the proxy. */
   int replicas;
+  /* Replicas without --decider-lease: each decides from its own memory, as
+   * before issue 25 (to show what the decider prevents). */
+  int no_decider;
   whlab_proc_t webhooks[WHLAB_REPLICAS_MAX]; /* the replicas (pid -1 when stopped) */
   whlab_proc_t lb;                           /* lbproxy */
   int restarts;                              /* replica restarts so far (log names) */

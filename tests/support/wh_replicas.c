@@ -78,12 +78,46 @@ static void update_service(whlab_t *l) {
  * environment's and whlab_t's, which outlive the test). */
 static char *saved_argv[24];
 
+/* As the chart runs them: the holder of a Lease in the test's namespace
+ * decides, the others forward to it over loopback, where the lab's webhook
+ * certificate is valid (docs/webhook.md, "Several replicas"). */
+static int add_decider_args(const whlab_t *l, int n) {
+  static char lease[160];
+  const char *ca = getenv("RIPPLE_LAB_CA");
+  if (!ca) fail_msg("RIPPLE_LAB_CA is not set (eval \"$(lab/lab env)\")");
+  snprintf(lease, sizeof lease, "%s/ripple-decider", l->ns);
+  const char *more[] = {"--decider-lease", lease, "--peer-address", "127.0.0.1", "--peer-ca", ca};
+  for (size_t i = 0; i < sizeof more / sizeof more[0] && n < 23; i++)
+    saved_argv[n++] = (char *)more[i];
+  return n;
+}
+
+/* One replica decides: it holds the Lease and has settled (its /metrics
+ * gauge ripple_webhook_decider is 1). Before that every replica decides as
+ * uncertain, as a freshly installed webhook does for its first second. */
+static int one_decides(void *ud) {
+  whlab_t *l = ud;
+  for (int k = 0; k < l->replicas; k++) {
+    char *body = NULL;
+    long st = whlab_get_port(l->webhooks[k].port, "/metrics", &body);
+    int yes = st == 200 && body && strstr(body, "\nripple_webhook_decider 1\n");
+    free(body);
+    if (yes) return 1;
+  }
+  return 0;
+}
+
 void whlab_replicas_start(whlab_t *l, char **argv) {
   const char *bin = getenv("RIPPLE_LBPROXY_BIN");
   if (!bin) fail_msg("RIPPLE_LBPROXY_BIN is needed for webhook replicas (ctest sets it)");
   if (l->replicas > WHLAB_REPLICAS_MAX) fail_msg("at most %d replicas", WHLAB_REPLICAS_MAX);
-  for (int i = 0; i < 23 && argv[i]; i++) saved_argv[i] = argv[i];
+  int n = 0;
+  for (; n < 23 && argv[n]; n++) saved_argv[n] = argv[n];
+  if (!l->no_decider) n = add_decider_args(l, n);
+  saved_argv[n] = NULL;
   for (int k = 0; k < l->replicas; k++) replica_spawn(l, k, &l->webhooks[k], saved_argv);
+  if (!l->no_decider && !lab_wait(one_decides, l, 30000))
+    fail_msg("no webhook replica became the decider in 30 s (logs %s/webhook-*.log)", l->dir);
   char file[300];
   snprintf(file, sizeof file, "%s/backends", l->dir);
   write_backends(l, file);

@@ -208,6 +208,8 @@ static void scales_through_the_second_apiserver(void **state) {
   cl.replicas = r ? (int)strtol(r, NULL, 10) : REPLICAS;
   if (cl.replicas < 1 || cl.replicas > WHLAB_REPLICAS_MAX)
     fail_msg("replicas: 1 to %d", WHLAB_REPLICAS_MAX);
+  /* RIPPLE_TEST_NO_DECIDER=1: replicas that share nothing, to see the bug. */
+  cl.no_decider = getenv("RIPPLE_TEST_NO_DECIDER") != NULL;
   whlab_start(&cl);
   whlab_register(&cl, "ripple-repl");
   cl_wait(second_calls_webhook, NULL, 60000, "the second API server to call the webhook");

@@ -160,7 +160,7 @@ void review(char *buf, size_t cap, const char *op, const char *user, const char 
 void post(fx_t *f, const char *body) {
   sbuf_t out;
   sbuf_init(&out);
-  assert_int_equal(wh_handle(f->w, body, strlen(body), &out), 200);
+  assert_int_equal(wh_handle_as(f->w, f->how, body, strlen(body), &out), 200);
   json_decref(f->answer);
   f->answer = json_loadb(out.p, out.len, 0, NULL);
   assert_non_null(f->answer);

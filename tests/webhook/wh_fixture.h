@@ -26,7 +26,8 @@ typedef struct fx {
   world_t world;
   wh_users_t users;
   wh_t *w;
-  json_t *answer; /* the last 200 answer */
+  json_t *answer;     /* the last 200 answer */
+  wh_certainty_t how; /* how post() has the engine decide: WH_DECIDER unless a test says */
   char patch[2048];
 } fx_t;
 

@@ -1,0 +1,224 @@
+/*
+ * test_webhook_replicas.c - decisions that must not depend on which replica
+ * admits a write, nor on a restart (docs/webhook.md, "Several replicas").
+ *
+ * Two rules, each checked against the relation it would otherwise guess:
+ *   - a Deployment whose spec changed since its creation (generation > 1)
+ *     and whose latest change this engine does not hold has an annotation
+ *     that names its creation only: its ReplicaSet's write gets a root of its
+ *     own marked causeUnknown, never the creation's CPID;
+ *   - WH_UNCERTAIN (a replica that cannot reach the decider): a controller's
+ *     write that would take a context from a related object, a held context
+ *     or a remembered deletion gets such a root too; writes that need
+ *     nothing but the request (a person's root, a status write keeping the
+ *     object's own context, a binding taking its Pod's) are decided as the
+ *     decider decides them.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "wh_fixture.h"
+
+#define DC "system:serviceaccount:kube-system:deployment-controller"
+#define RSC "system:serviceaccount:kube-system:replicaset-controller"
+
+/* A Deployment "web" created with context X_CPID, at a generation. */
+static void add_deployment(fx_t *f, int generation) {
+  char d[1024];
+  snprintf(d, sizeof d,
+           "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
+           "\"namespace\":\"d\",\"uid\":\"dep-uid\",\"generation\":%d,\"annotations\":{"
+           "\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}",
+           generation);
+  world_add(&f->world, d);
+}
+
+static const char *rs_text(void) {
+  return "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","
+         "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+         "\"kind\":\"Deployment\",\"name\":\"web\",\"uid\":\"dep-uid\",\"controller\":true}],"
+         "\"annotations\":{\"cpid.ripple.dev/replicaset\":\"1;" S_CPID "\"}}}";
+}
+
+static const cap_span_t *last_span(fx_t *f) {
+  assert_true(f->cap->nsp > 0);
+  return &f->cap->sp[f->cap->nsp - 1];
+}
+
+static int span_is(const cap_span_t *s, const char *cpid) {
+  char id[40];
+  fmt(&s->cpid, id);
+  return !strcmp(id, cpid);
+}
+
+static uint64_t metric(fx_t *f, const char *name) {
+  sbuf_t b;
+  sbuf_init(&b);
+  wh_gauges_t g = {.decider = -1};
+  wh_metrics_write(wh_metrics(f->w), &g, &b);
+  const char *p = strstr(b.p, name);
+  while (p && (p != b.p && p[-1] != '\n')) p = strstr(p + 1, name);
+  unsigned long long v = 0;
+  if (p) sscanf(p + strlen(name), " %llu", &v);
+  sbuf_free(&b);
+  return v;
+}
+
+/* Generation 1: the annotation is the creation's context, and the creation
+ * is the Deployment's latest change: the ReplicaSet inherits it. */
+static void test_unchanged_deployment_inherits(void **state) {
+  fx_t *f = *state;
+  add_deployment(f, 1);
+  admit(f, "UPDATE", DC, "ReplicaSet", "replicasets", "", "d", "web-1", rs_text(), rs_text());
+  const cap_span_t *s = last_span(f);
+  assert_null(attr(s, "causeUnknown"));
+  assert_false(span_is(s, S_CPID)); /* a merge of the RS's own and the Deployment's */
+  ripple_cpid_t x;
+  assert_int_equal(ripple_cpid_parse(X_CPID, strlen(X_CPID), &x), RIPPLE_OK);
+  assert_true(f->cap->nml >= 1 && mergelog_has_source(&f->cap->ml[f->cap->nml - 1], &x));
+}
+
+/* Generation 3 and nothing held (a restart, a new decider): the latest
+ * change is unknown here, so the creation's CPID must not be taken. */
+static void test_changed_deployment_unknown(void **state) {
+  fx_t *f = *state;
+  add_deployment(f, 3);
+  admit(f, "UPDATE", DC, "ReplicaSet", "replicasets", "", "d", "web-1", rs_text(), rs_text());
+  const cap_span_t *s = last_span(f);
+  assert_string_equal(attr(s, "causeUnknown"), "true");
+  assert_false(span_is(s, X_CPID));
+  assert_false(span_is(s, S_CPID));
+  /* The ReplicaSet carries the marked root, so its Pods descend from it. */
+  char id[40];
+  fmt(&s->cpid, id);
+  assert_non_null(strstr(f->patch, id));
+  /* A root mergelog of its own: no source. */
+  assert_int_equal(f->cap->ml[f->cap->nml - 1].nsources, 0);
+  assert_int_equal(metric(f, "ripple_webhook_cause_unknown_total"), 1);
+  assert_null(warning(f)); /* not a person's change */
+}
+
+/* Generation 3 with the change held (this engine admitted the scale): the
+ * scale's root is the cause, as always. */
+static void test_changed_deployment_held(void **state) {
+  fx_t *f = *state;
+  add_deployment(f, 3);
+  const char *scale =
+      "{\"kind\":\"Scale\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+      "\"uid\":\"dep-uid\"}}";
+  admit(f, "UPDATE", "kubernetes-admin", "Scale", "deployments", "scale", "d", "web", scale, scale);
+  ripple_cpid_t root = f->cap->sp[0].cpid;
+  admit(f, "UPDATE", DC, "ReplicaSet", "replicasets", "", "d", "web-1", rs_text(), rs_text());
+  const cap_span_t *s = last_span(f);
+  assert_null(attr(s, "causeUnknown"));
+  assert_true(mergelog_has_source(&f->cap->ml[f->cap->nml - 1], &root) ||
+              ripple_cpid_equal(&s->cpid, &root));
+  assert_int_equal(metric(f, "ripple_webhook_cause_unknown_total"), 0);
+}
+
+/* A Pod created by its ReplicaSet, on a replica that cannot reach the
+ * decider: the ReplicaSet's context here may be older than the decider's. */
+static void test_uncertain_owner_not_taken(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world, rs_text());
+  f->how = WH_UNCERTAIN;
+  admit(f, "CREATE", RSC, "Pod", "pods", "", "d", "",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"web-1-\","
+        "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+        "\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\",\"controller\":true}]}}",
+        "null");
+  const cap_span_t *s = last_span(f);
+  assert_string_equal(attr(s, "causeUnknown"), "true");
+  assert_null(attr(s, "spontaneous"));
+  assert_false(span_is(s, S_CPID));
+  assert_true(*f->patch); /* the Pod carries the marked root */
+  /* The decider takes the owner's. */
+  f->how = WH_DECIDER;
+  admit(f, "CREATE", RSC, "Pod", "pods", "", "d", "",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"web-1-\","
+        "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+        "\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\",\"controller\":true}]}}",
+        "null");
+  assert_true(span_is(last_span(f), S_CPID));
+  assert_null(attr(last_span(f), "causeUnknown"));
+}
+
+/* Nothing related known on an uncertain replica may be the informers' lag:
+ * a create with no source is cause unknown, not spontaneous. */
+static void test_uncertain_no_source(void **state) {
+  fx_t *f = *state;
+  f->how = WH_UNCERTAIN;
+  admit(f, "CREATE", RSC, "Pod", "pods", "", "d", "",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"x-\","
+        "\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":"
+        "\"ReplicaSet\",\"name\":\"gone\",\"uid\":\"gone-uid\",\"controller\":true}]}}",
+        "null");
+  assert_string_equal(attr(last_span(f), "causeUnknown"), "true");
+  assert_null(attr(last_span(f), "spontaneous"));
+}
+
+/* What needs nothing but the request is decided as always: a status write
+ * keeps the Pod's own context; a person's write is a root with its warning. */
+static void test_uncertain_request_only(void **state) {
+  fx_t *f = *state;
+  f->how = WH_UNCERTAIN;
+  const char *pod =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+      "\"namespace\":\"d\",\"uid\":\"p-uid\",\"annotations\":{"
+      "\"cpid.ripple.dev/pod\":\"1;" P_CPID "\"}}}";
+  admit(f, "UPDATE", "kwok-controller", "Pod", "pods", "status", "d", "p", pod, pod);
+  assert_true(span_is(last_span(f), P_CPID));
+  assert_null(attr(last_span(f), "causeUnknown"));
+  admit(f, "UPDATE", "kubernetes-admin", "Pod", "pods", "", "d", "p", pod, pod);
+  assert_non_null(warning(f));
+  assert_null(attr(last_span(f), "causeUnknown"));
+  assert_int_equal(metric(f, "ripple_webhook_cause_unknown_total"), 0);
+}
+
+/* A controller's delete on an uncertain replica: the deletion that caused it
+ * may be remembered by the decider only. The object's last CPID is kept as
+ * an attribute, never as the cause. */
+static void test_uncertain_delete(void **state) {
+  fx_t *f = *state;
+  const char *pod =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+      "\"namespace\":\"d\",\"uid\":\"p-uid\",\"annotations\":{"
+      "\"cpid.ripple.dev/pod\":\"1;" P_CPID "\"}}}";
+  f->how = WH_UNCERTAIN;
+  admit(f, "DELETE", "system:serviceaccount:kube-system:generic-garbage-collector", "Pod", "pods",
+        "", "d", "p", "null", pod);
+  const cap_span_t *s = last_span(f);
+  assert_string_equal(attr(s, "causeUnknown"), "true");
+  assert_string_equal(attr(s, "lastCpid"), P_CPID);
+  assert_false(span_is(s, P_CPID));
+}
+
+/* A Deployment updated by a controller on an uncertain replica: its held
+ * context is the decider's to know; the annotation stays as it was. */
+static void test_uncertain_held(void **state) {
+  fx_t *f = *state;
+  add_deployment(f, 1);
+  f->how = WH_UNCERTAIN;
+  const char *dep =
+      "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+      "\"name\":\"web\",\"namespace\":\"d\",\"uid\":\"dep-uid\",\"annotations\":{"
+      "\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}";
+  admit(f, "UPDATE", "system:serviceaccount:ops:op", "Deployment", "deployments", "", "d", "web",
+        dep, dep);
+  assert_string_equal(attr(last_span(f), "causeUnknown"), "true");
+  assert_string_equal(f->patch, ""); /* the annotation is not changed */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_unchanged_deployment_inherits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_changed_deployment_unknown, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_changed_deployment_held, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_uncertain_owner_not_taken, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_uncertain_no_source, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_uncertain_request_only, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_uncertain_delete, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_uncertain_held, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
