@@ -227,10 +227,10 @@ static const char *binding_uid(const wh_review_t *r) {
  * *unknown is set when neither memory nor the informer knows the Pod yet
  * (the scheduler binds within milliseconds of a create). */
 static void target_of(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, wh_decision_t *d,
-                      ripple_ctx_t *target, json_t **pod, int *unknown) {
+                      ripple_ctx_t *target, json_t **pod, int *unknown, int *stale) {
   memset(target, 0, sizeof *target);
   *pod = NULL;
-  *unknown = 0;
+  *unknown = *stale = 0;
   if (c == CARRY_BINDING) {
     const char *uid = binding_uid(r);
     snprintf(d->uid, sizeof d->uid, "%s", uid);
@@ -253,6 +253,7 @@ static void target_of(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, w
   ripple_ctx_t old;
   if (wh_memo_held_get(w->memo, d->uid, now, target) == RIPPLE_OK) return;
   if (wh_own_ctx(w, r->old, d->kind, d, &old) == RIPPLE_OK) *target = old;
+  *stale = r->old && wh_ctx_stale(r->old, d->kind);
 }
 
 /* When the write's cause was admitted: the latest of the merged changes for
@@ -333,12 +334,17 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
                              int64_t now, wh_decision_t *d, wh_sources_t *s) {
   ripple_ctx_t target, mine;
   json_t *pod;
-  int unknown;
+  int unknown, stale;
   /* A held context is another replica's to know. */
   if (how == WH_UNCERTAIN && c == CARRY_OBJECT && holds(r, c, d))
     return decide_uncertain(w, r, c, now, d);
-  target_of(w, r, c, now, d, &target, &pod, &unknown);
+  target_of(w, r, c, now, d, &target, &pod, &unknown, &stale);
   json_decref(pod);
+  /* The object's spec changed since its context was written, and nothing
+   * here holds that change: what this write follows from is not known. A
+   * Deployment's status write changes no context (frozen), whatever it. */
+  if (stale && c == CARRY_OBJECT && !frozen(w, r, d) && !holds(r, c, d))
+    return decide_uncertain(w, r, c, now, d);
   if (unknown) { /* its span is decided once the informer has the Pod */
     d->pending = 1;
     d->skip = "pending";
@@ -392,6 +398,18 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   return RIPPLE_OK;
 }
 
+/* The generation this context is about, beside it (stamp.c): on an object
+ * that carries its context (now, or already: a write that kept it), for a
+ * decision made for that object. Not where the context is held or frozen:
+ * their annotation stays as it was written. */
+static int stamp(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
+  ripple_ctx_t cur;
+  if (!d->traced || d->held || frozen(w, r, d) || r->op == WH_OP_DELETE) return RIPPLE_OK;
+  if (!d->wrote_ctx && wh_obj_ctx(r->object, d->kind, RIPPLE_ANC_MAX, &cur) != RIPPLE_OK)
+    return RIPPLE_OK;
+  return wh_stamp_patch(r, d, wh_stamp_want(r, d->kind));
+}
+
 int wh_decide(wh_t *w, const wh_review_t *r, wh_certainty_t how, int64_t now, wh_decision_t *d) {
   memset(d, 0, sizeof *d);
   d->start_ns = now;
@@ -422,6 +440,7 @@ int wh_decide(wh_t *w, const wh_review_t *r, wh_certainty_t how, int64_t now, wh
   }
   wh_sink_scope(NULL, 0);
   if (rc == RIPPLE_OK && d->wrote_ctx) rc = wh_traceparent_patch(w, r, d);
+  if (rc == RIPPLE_OK && c == CARRY_OBJECT) rc = stamp(w, r, d);
   if (rc != RIPPLE_OK || !d->traced || r->dry_run) return rc;
   /* A new CPID is first admitted now; a kept one keeps its earliest time. */
   wh_memo_cause_put(w->memo, &d->ctx.cpid, d->how == RIPPLE_MERGE_NEW ? now : d->start_ns);

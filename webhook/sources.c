@@ -177,17 +177,6 @@ static int controlling_owner(const json_t *obj, ownerref_t *o) {
   return 0;
 }
 
-/* A Deployment's annotation names its creation's change only: every later
- * change of it is held in memory (decide.c), never written. So when memory
- * holds nothing for it (a webhook restarted, a new decider, an entry
- * evicted) and its spec has changed since its creation (generation > 1), its
- * latest change is not known here, and its annotation must not stand in for
- * it: that would put a scale's Pods under the creation's trace. */
-static int stale_annotation(const char *kind, const json_t *own) {
-  const json_t *gen = json_object_get(json_object_get(own, "metadata"), "generation");
-  return !strcmp(kind, "Deployment") && json_is_integer(gen) && json_integer_value(gen) > 1;
-}
-
 /* The controlling owner's current context: memory first (no tree), then the
  * informers, which are asked to keep the owner's kind from now on. */
 static void owner(gather_t *g, const json_t *obj, const char *ns) {
@@ -210,7 +199,11 @@ static void owner(gather_t *g, const json_t *obj, const char *ns) {
     json_decref(own);
     return;
   }
-  if (stale_annotation(o.kind, own))
+  /* Nothing held for it, and its spec changed since its context was written
+   * (a Deployment's is written at its creation only; a scale nobody here
+   * holds; a write no replica answered): its latest change is not known
+   * here, and the older context must not stand in for it (stamp.c). */
+  if (wh_ctx_stale(own, o.kind))
     g->s->uncertain = 1;
   else
     on_candidate(g, own);

@@ -246,6 +246,23 @@ int wh_related_ctx(wh_t *w, const json_t *obj, const char *kind, int64_t now, ri
 int wh_owner_ctx(wh_t *w, const json_t *obj, const char *ns, int64_t now, char *uid, size_t cap,
                  ripple_ctx_t *out);
 
+/* Generation stamps (stamp.c): the generation a context is about, under
+ * "<context key>.generation". */
+int wh_stamp_key(const char *kind, char *out, size_t cap);
+/* metadata.generation, 0 when absent. */
+int64_t wh_generation(const json_t *obj);
+/* The stamp of kind's context on obj, 0 when absent or malformed. */
+int64_t wh_stamp(const json_t *obj, const char *kind);
+/* obj's context is older than its spec: the stamp is behind its generation
+ * (with no stamp, a Deployment past generation 1). */
+int wh_ctx_stale(const json_t *obj, const char *kind);
+/* The stamp a write should leave on its object (the generation it will have
+ * once stored), 0 for none. */
+int64_t wh_stamp_want(const wh_review_t *r, const char *kind);
+/* Add setting the stamp to want to d's patch (or make one), unless the
+ * object has it already. */
+int wh_stamp_patch(const wh_review_t *r, wh_decision_t *d, int64_t want);
+
 /* Deletes (deletes.c): the span's context is the delete's cause. */
 int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, wh_certainty_t how,
                      int64_t now, wh_decision_t *d);

@@ -209,6 +209,139 @@ static void test_uncertain_held(void **state) {
   assert_string_equal(f->patch, ""); /* the annotation is not changed */
 }
 
+/* ---- generation stamps (stamp.c) ---- */
+
+static int has_stamp(fx_t *f, const char *kind, const char *gen) {
+  char want[160];
+  snprintf(want, sizeof want, "cpid.ripple.dev~1%s.generation\",\"value\":\"%s\"", kind, gen);
+  return strstr(f->patch, want) != NULL;
+}
+
+/* What is created gets the generation it will have, 1, where a controller
+ * acts on generations (workloads, custom resources); a Pod or a ConfigMap
+ * does not. */
+static void test_stamp_on_create(void **state) {
+  fx_t *f = *state;
+  admit(f, "CREATE", DC, "ReplicaSet", "replicasets", "", "d", "web-1",
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","
+        "\"namespace\":\"d\"},\"spec\":{\"replicas\":1}}",
+        "null");
+  assert_true(has_stamp(f, "replicaset", "1"));
+  admit(f, "CREATE", "kubernetes-admin", "ConfigMap", "configmaps", "", "d", "c",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+        "\"namespace\":\"d\"}}",
+        "null");
+  assert_true(*f->patch);
+  assert_null(strstr(f->patch, ".generation"));
+  admit(f, "CREATE", RSC, "Pod", "pods", "", "d", "",
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"p-\","
+        "\"namespace\":\"d\"}}",
+        "null");
+  assert_null(strstr(f->patch, ".generation"));
+  char body[8192];
+  review(body, sizeof body, "CREATE", "kubernetes-admin", "RippleApp", "rippleapps", "", "d", "a",
+         "{\"apiVersion\":\"lab.ripple.dev/v1\",\"kind\":\"RippleApp\",\"metadata\":{"
+         "\"name\":\"a\",\"namespace\":\"d\"},\"spec\":{}}",
+         "null");
+  /* review() names the core group; a custom resource's is its own. */
+  const char *core = "\"resource\":{\"group\":\"\"";
+  char *g = strstr(body, core);
+  assert_non_null(g);
+  char fixed[8300];
+  snprintf(fixed, sizeof fixed, "%.*s\"resource\":{\"group\":\"lab.ripple.dev\"%s", (int)(g - body),
+           body, g + strlen(core));
+  post(f, fixed);
+  assert_true(has_stamp(f, "rippleapp", "1"));
+}
+
+/* An update that changes spec: the next generation; one that changes only
+ * metadata, or a status write: the stamp stays (and is not written again). */
+static void test_stamp_on_update(void **state) {
+  fx_t *f = *state;
+  world_add(&f->world,
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{"
+            "\"name\":\"web\",\"namespace\":\"d\",\"uid\":\"dep-uid\",\"generation\":1,"
+            "\"annotations\":{\"cpid.ripple.dev/deployment\":\"1;" X_CPID "\"}}}");
+#define RS_GEN(gen, replicas, label)                                                               \
+  "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","          \
+  "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"generation\":" gen ",\"labels\":{\"l\":\"" label       \
+  "\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"web\"," \
+  "\"uid\":\"dep-uid\",\"controller\":true}],\"annotations\":{\"cpid.ripple.dev/replicaset\":"     \
+  "\"1;" S_CPID                                                                                    \
+  "\",\"cpid.ripple.dev/replicaset.generation\":\"3\"}},\"spec\":{\"replicas\":" replicas "}}"
+  admit(f, "UPDATE", DC, "ReplicaSet", "replicasets", "", "d", "web-1", RS_GEN("3", "2", "a"),
+        RS_GEN("3", "1", "a"));
+  assert_true(has_stamp(f, "replicaset", "4"));
+  assert_null(attr(last_span(f), "causeUnknown"));
+  admit(f, "UPDATE", DC, "ReplicaSet", "replicasets", "", "d", "web-1", RS_GEN("3", "1", "b"),
+        RS_GEN("3", "1", "a"));
+  assert_null(strstr(f->patch, ".generation"));
+  admit(f, "UPDATE", RSC, "ReplicaSet", "replicasets", "status", "d", "web-1",
+        RS_GEN("3", "1", "a"), RS_GEN("3", "1", "a"));
+  assert_null(strstr(f->patch, ".generation"));
+  assert_null(attr(last_span(f), "causeUnknown"));
+}
+
+/* A ReplicaSet scaled while no replica answered: generation 2, its context
+ * stamped 1. Its Pods' creates must not take that older context; once the
+ * stamp is current, they do. */
+static void test_stale_owner(void **state) {
+  fx_t *f = *state;
+#define RS_STAMP(gen, stamp)                                                              \
+  "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\"," \
+  "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"generation\":" gen                            \
+  ",\"annotations\":{"                                                                    \
+  "\"cpid.ripple.dev/replicaset\":\"1;" S_CPID                                            \
+  "\",\"cpid.ripple.dev/replicaset.generation\":\"" stamp "\"}}}"
+  world_add(&f->world, RS_STAMP("2", "1"));
+  const char *pod =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":"
+      "\"web-1-\",\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":"
+      "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\","
+      "\"controller\":true}]}}";
+  admit(f, "CREATE", RSC, "Pod", "pods", "", "d", "", pod, "null");
+  assert_string_equal(attr(last_span(f), "causeUnknown"), "true");
+  assert_false(span_is(last_span(f), S_CPID));
+  world_set(&f->world, 0, RS_STAMP("2", "2"));
+  admit(f, "CREATE", RSC, "Pod", "pods", "", "d", "", pod, "null");
+  assert_true(span_is(last_span(f), S_CPID));
+  /* A graceful delete adds one to the generation: not a change of spec. */
+  world_set(&f->world, 0,
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+            "\"web-1\",\"namespace\":\"d\",\"uid\":\"rs-uid\",\"generation\":3,"
+            "\"deletionTimestamp\":\"2026-11-27T00:00:00Z\",\"annotations\":{"
+            "\"cpid.ripple.dev/replicaset\":\"1;" S_CPID
+            "\",\"cpid.ripple.dev/replicaset."
+            "generation\":\"2\"}}}");
+  admit(f, "CREATE", RSC, "Pod", "pods", "", "d", "", pod, "null");
+  assert_true(span_is(last_span(f), S_CPID));
+}
+
+/* The write's own object is stale (its scale went unanswered): its status
+ * write gets a marked root, and the stamp is brought up to date with it, so
+ * that what follows descends from the marked root. */
+static void test_stale_target(void **state) {
+  fx_t *f = *state;
+  admit(f, "UPDATE", RSC, "ReplicaSet", "replicasets", "status", "d", "web-1", RS_STAMP("2", "1"),
+        RS_STAMP("2", "1"));
+  const cap_span_t *s = last_span(f);
+  assert_string_equal(attr(s, "causeUnknown"), "true");
+  char id[40];
+  fmt(&s->cpid, id);
+  assert_non_null(strstr(f->patch, id));
+  assert_true(has_stamp(f, "replicaset", "2"));
+  /* Written before stamps: a StatefulSet at generation 5 is taken as it is
+   * (nothing tells), a Deployment past its creation is not. */
+  const char *sts =
+      "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{"
+      "\"name\":\"db\",\"namespace\":\"d\",\"uid\":\"db-uid\",\"generation\":5,"
+      "\"annotations\":{\"cpid.ripple.dev/statefulset\":\"1;" P_CPID "\"}}}";
+  admit(f, "UPDATE", "system:serviceaccount:kube-system:statefulset-controller", "StatefulSet",
+        "statefulsets", "status", "d", "db", sts, sts);
+  assert_null(attr(last_span(f), "causeUnknown"));
+  assert_true(span_is(last_span(f), P_CPID));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_unchanged_deployment_inherits, setup, teardown),
@@ -219,6 +352,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_uncertain_request_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_uncertain_delete, setup, teardown),
       cmocka_unit_test_setup_teardown(test_uncertain_held, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stamp_on_create, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stamp_on_update, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stale_owner, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stale_target, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
