@@ -21,6 +21,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "ripplex/cpid.h"
 #include "ripplex/logonce.h"
@@ -251,7 +252,11 @@ static void target_of(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, w
     return;
   }
   ripple_ctx_t old;
-  if (wh_memo_held_get(w->memo, d->uid, now, target) == RIPPLE_OK) return;
+  int64_t gen;
+  if (wh_memo_held_get(w->memo, d->uid, now, target, &gen) == RIPPLE_OK) {
+    *stale = r->old && wh_gen_behind(r->old, gen);
+    return;
+  }
   if (wh_own_ctx(w, r->old, d->kind, d, &old) == RIPPLE_OK) *target = old;
   *stale = r->old && wh_ctx_stale(r->old, d->kind);
 }
@@ -398,6 +403,46 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   return RIPPLE_OK;
 }
 
+/* A scale's object, as the informers have it: its generation, when it is
+ * the version the scale was made from (same resourceVersion). */
+typedef struct scaled {
+  const char *kind, *rv;
+  int64_t gen;
+} scaled_t;
+
+static void take_scaled(void *ud, const char *json, size_t len) {
+  scaled_t *s = ud;
+  json_t *obj = wh_text_tree(json, len, s->kind);
+  const char *rv =
+      json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+  if (rv && s->rv && !strcmp(rv, s->rv)) s->gen = wh_generation(obj);
+  json_decref(obj);
+}
+
+/* The generation a held context is about: the write's object's once stored;
+ * for a scale, its object's (a Scale has no generation) as of the version
+ * the scale was made from, plus one when the replicas change. The informer
+ * may be a few milliseconds behind that version (the Deployment controller
+ * writes status often): it is waited for, at most WH_SCALE_WAIT_MS, on a
+ * person's scale only. 0 when not known: a later read then counts the held
+ * context as behind, never as current. */
+#define WH_SCALE_WAIT_MS 100
+static int64_t held_generation(wh_t *w, const wh_review_t *r, carrier_t c, const wh_decision_t *d) {
+  if (c != CARRY_REMEMBER) return wh_next_generation(r);
+  const json_t *m = json_object_get(r->old, "metadata");
+  scaled_t s = {d->kind, json_string_value(json_object_get(m, "resourceVersion")), 0};
+  if (!s.rv) return 0;
+  for (int waited = 0;; waited += 2) {
+    wh_lookup_get(w, d->kind, r->ns, r->name, take_scaled, &s);
+    if (s.gen || waited >= WH_SCALE_WAIT_MS || !w->o.text_lookup.get) break;
+    nanosleep(&(struct timespec){0, 2000000}, NULL);
+  }
+  if (!s.gen) return 0;
+  const json_t *now = json_object_get(json_object_get(r->object, "spec"), "replicas");
+  const json_t *was = json_object_get(json_object_get(r->old, "spec"), "replicas");
+  return s.gen + !json_equal(now, was);
+}
+
 /* The generation this context is about, beside it (stamp.c): on an object
  * that carries its context (now, or already: a write that kept it), for a
  * decision made for that object. Not where the context is held or frozen:
@@ -449,8 +494,8 @@ int wh_decide(wh_t *w, const wh_review_t *r, wh_certainty_t how, int64_t now, wh
   /* A held context is replaced by each decision, and one held before (a
    * scale's) follows the object's annotation once a write carries it. */
   ripple_ctx_t h;
-  if (d->held || wh_memo_held_get(w->memo, d->uid, now, &h) == RIPPLE_OK)
-    wh_memo_held_put(w->memo, d->uid, &d->ctx, now);
+  if (d->held || wh_memo_held_get(w->memo, d->uid, now, &h, NULL) == RIPPLE_OK)
+    wh_memo_held_put(w->memo, d->uid, &d->ctx, held_generation(w, r, c, d), now);
   return RIPPLE_OK;
 }
 

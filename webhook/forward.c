@@ -134,23 +134,27 @@ static CURL *thread_handle(wh_fwd_t *f) {
   return h;
 }
 
-static long post(wh_fwd_t *f, CURL *h, const char *host, unsigned port, const char *body,
-                 size_t len, sink_t *s) {
+/* One request to the peer: a POST of body when it is not NULL, else a GET;
+ * the answer's status (0: none came). */
+static long request(wh_fwd_t *f, CURL *h, const char *host, unsigned port, const char *path,
+                    struct curl_slist *hdrs, const char *body, size_t len, sink_t *s) {
   const char *name = f->tls_name && !f->o.plain_http ? f->tls_name : host;
-  char url[320], resolve[320];
-  snprintf(url, sizeof url, "%s://%s:%u/mutate", f->o.plain_http ? "http" : "https", name, port);
-  struct curl_slist *res = NULL, *hdrs = NULL;
+  char url[512], resolve[320];
+  snprintf(url, sizeof url, "%s://%s:%u%s", f->o.plain_http ? "http" : "https", name, port, path);
+  struct curl_slist *res = NULL;
   if (name != host) {
     snprintf(resolve, sizeof resolve, "%s:%u:%s", name, port, host);
     res = curl_slist_append(NULL, resolve);
   }
-  hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-  hdrs = curl_slist_append(hdrs, WH_FWD_HEADER ": 1");
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_RESOLVE, res);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  if (body) {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  } else {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  }
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
   long status = 0;
@@ -158,8 +162,42 @@ static long post(wh_fwd_t *f, CURL *h, const char *host, unsigned port, const ch
   curl_easy_setopt(h, CURLOPT_RESOLVE, NULL);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
   curl_slist_free_all(res);
+  return status;
+}
+
+static long post(wh_fwd_t *f, CURL *h, const char *host, unsigned port, const char *body,
+                 size_t len, sink_t *s) {
+  struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+  hdrs = curl_slist_append(hdrs, WH_FWD_HEADER ": 1");
+  long status = request(f, h, host, port, "/mutate", hdrs, body, len, s);
   curl_slist_free_all(hdrs);
   return status;
+}
+
+int wh_fwd_get(wh_fwd_t *f, const char *peer, const char *path, const char *header,
+               const char *value, sbuf_t *out) {
+  char host[256], line[512];
+  unsigned port;
+  if (!f || !peer || !path || split_peer(peer, host, sizeof host, &port) != RIPPLE_OK)
+    return RIPPLE_EINVAL;
+  CURL *h = thread_handle(f);
+  if (!h) return RIPPLE_ESYS;
+  struct curl_slist *hdrs = NULL;
+  if (header && value) {
+    snprintf(line, sizeof line, "%s: %s", header, value);
+    hdrs = curl_slist_append(NULL, line);
+  }
+  sink_t s = {out, out->len, WH_FWD_GET_MAX};
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)WH_FWD_GET_TIMEOUT_MS);
+  long status = request(f, h, host, port, path, hdrs, NULL, 0, &s);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)f->o.timeout_ms);
+  curl_slist_free_all(hdrs);
+  if (status != 200 || out->oom) {
+    out->len = s.start;
+    if (out->p) out->p[out->len] = '\0';
+    return RIPPLE_ESYS;
+  }
+  return RIPPLE_OK;
 }
 
 int wh_fwd_mutate(wh_fwd_t *f, const char *peer, const char *body, size_t len, sbuf_t *out) {

@@ -47,4 +47,13 @@ void wh_fwd_free(wh_fwd_t *f);
  * failure. */
 int wh_fwd_mutate(wh_fwd_t *f, const char *peer, const char *body, size_t len, sbuf_t *out);
 
+/* GET https://PEER<path> with one more header line (header NULL: none), the
+ * answer of a 200 appended to out (at most WH_FWD_GET_MAX bytes, within
+ * WH_FWD_GET_TIMEOUT_MS): for the handover of a decider's memory
+ * (handover.h). RIPPLE_OK, RIPPLE_ESYS (no 200 answer), RIPPLE_EINVAL. */
+#define WH_FWD_GET_MAX (64u << 20)
+#define WH_FWD_GET_TIMEOUT_MS 3000
+int wh_fwd_get(wh_fwd_t *f, const char *peer, const char *path, const char *header,
+               const char *value, sbuf_t *out);
+
 #endif

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "handover.h"
 #include "ripplex/httpd.h"
 #include "ripplex/sbuf.h"
 
@@ -57,6 +58,23 @@ static enum MHD_Result handle_mutate(wh_http_t *h, struct MHD_Connection *c, htt
   return rc;
 }
 
+/* This replica's memory, for the next decider (handover.h): only to a peer
+ * that shows the token of the serving key the replicas share. */
+static enum MHD_Result handle_memo(wh_http_t *h, struct MHD_Connection *c) {
+  const char *got = MHD_lookup_connection_value(c, MHD_HEADER_KIND, WH_PEER_HEADER);
+  if (!h->o.peer_token || !wh_peer_token_ok(h->o.peer_token, got))
+    return send_error(c, 401, "a peer's token is needed (" WH_PEER_HEADER ")");
+  sbuf_t b;
+  sbuf_init(&b);
+  wh_t *w = h->o.engine;
+  /* Causes older than the oldest hop worth timing are not handed over. */
+  int rc = wh_memo_export(w->memo, wh_now(w), 600 * 1000000000LL, &b);
+  enum MHD_Result r = rc != RIPPLE_OK ? send_error(c, 500, "out of memory")
+                                      : httpd_send(c, 200, "application/json", b.p, b.len);
+  sbuf_free(&b);
+  return r;
+}
+
 static enum MHD_Result route(wh_http_t *h, struct MHD_Connection *c, const char *url,
                              const char *method, httpd_req_t *r) {
   int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
@@ -66,6 +84,7 @@ static enum MHD_Result route(wh_http_t *h, struct MHD_Connection *c, const char 
   }
   if (!get) return send_error(c, 404, "no such endpoint; POST /mutate");
   if (!strcmp(url, "/healthz")) return httpd_send(c, 200, "text/plain", "ok\n", 3);
+  if (!strcmp(url, "/v1/peer/memo")) return handle_memo(h, c);
   if (!strcmp(url, "/readyz")) {
     if (h->o.ready && !h->o.ready(h->o.ud))
       return send_error(c, 503, "not ready: the informers have not synced yet");

@@ -18,8 +18,9 @@ typedef struct wh_http_opts {
   size_t max_body;                /* largest AdmissionReview accepted */
   size_t max_connections;
   wh_t *engine;
-  const wh_route_t *route;                    /* who decides; NULL: this replica, always */
-  int (*ready)(void *ud);                     /* /readyz */
+  const wh_route_t *route; /* who decides; NULL: this replica, always */
+  const char *peer_token;  /* GET /v1/peer/memo needs it (handover.h); NULL: not served */
+  int (*ready)(void *ud);  /* /readyz */
   void (*gauges)(void *ud, wh_gauges_t *out); /* /metrics */
   void *ud;
 } wh_http_opts_t;

@@ -308,14 +308,21 @@ static void release(wh_lease_t *l) {
     ripple_log(RIPPLE_LOG_INFO, "lease_released", "ns=%s name=%s", l->ns, l->name);
 }
 
-void wh_lease_stop(wh_lease_t *l) {
+void wh_lease_release(wh_lease_t *l) {
   if (!l) return;
   pthread_mutex_lock(&l->mu);
+  int was = l->stop;
   l->stop = 1; /* wh_lease_state says 0 from here on */
   pthread_cond_signal(&l->cv);
   pthread_mutex_unlock(&l->mu);
+  if (was) return;
   pthread_join(l->thread, NULL);
   release(l);
+}
+
+void wh_lease_stop(wh_lease_t *l) {
+  if (!l) return;
+  wh_lease_release(l);
   pthread_cond_destroy(&l->cv);
   pthread_mutex_destroy(&l->mu);
   lease_free(l);

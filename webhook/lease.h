@@ -72,6 +72,10 @@ int wh_lease_start(const wh_lease_opts_t *o, wh_lease_t **out);
  * leaseDurationSeconds 1), so that another replica takes it at once. Best
  * effort: at most two requests of the client's timeout. NULL-safe. */
 void wh_lease_stop(wh_lease_t *l);
+/* The same without freeing l: wh_lease_state may still be called (it says 0)
+ * until wh_lease_stop, which then only frees. For a replica that answers on
+ * a while after giving the Lease up (the handover, handover.h). */
+void wh_lease_release(wh_lease_t *l);
 
 /* 1 when this replica is the decider now (it holds the Lease and its last
  * renewal started less than renew_deadline_ms ago by its monotonic clock),

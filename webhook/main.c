@@ -19,6 +19,7 @@
 
 #include "cache.h"
 #include "forward.h"
+#include "handover.h"
 #include "http.h"
 #include "lease.h"
 #include "ripple/kube.h"
@@ -209,7 +210,9 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
 }
 
 typedef struct run {
-  wh_route_t route;               /* who decides (route.h) */
+  wh_route_t route; /* who decides (route.h) */
+  wh_handover_t ho; /* the previous decider's memory (handover.h) */
+  char peer_token[WH_PEER_TOKEN_LEN + 1];
   ripple_kube_client_t *lease_kc; /* the Lease's own client: short timeouts */
   wh_cache_t *cache;
   ripple_shipper_t *shipper;
@@ -234,6 +237,8 @@ static void *tick(void *ud) {
     if (r->stop) break;
     pthread_mutex_unlock(&r->mu);
     wh_tick(r->engine);
+    /* The Lease outlives the ticker (serve stops the ticker first). */
+    if ((r->ho.lease = atomic_load(&r->route.lease))) wh_handover_tick(&r->ho);
     pthread_mutex_lock(&r->mu);
   }
   pthread_mutex_unlock(&r->mu);
@@ -299,11 +304,18 @@ static int start_cache(const options_t *o, ripple_kube_client_t **client, run_t 
 static int start_fwd(const options_t *o, run_t *r) {
   if (!*o->lease_ns) return RIPPLE_OK;
   r->route.several = 1;
+  /* Without a serving key (plain HTTP, tests) there is no token, and no
+   * handover: a new decider then starts from its own memory. */
+  if (o->key && wh_peer_token(o->key, r->peer_token) != RIPPLE_OK) return RIPPLE_ESYS;
+  r->ho = (wh_handover_t){
+      .engine = r->engine, .self = r->route.self, .token = o->key ? r->peer_token : NULL};
   wh_fwd_opts_t fo = {.ca_file = o->peer_ca,
                       .tls_name = o->peer_tls_name,
                       .plain_http = !o->cert,
                       .timeout_ms = o->forward_timeout_ms};
-  return wh_fwd_new(&fo, &r->route.fwd);
+  int rc = wh_fwd_new(&fo, &r->route.fwd);
+  r->ho.fwd = r->route.fwd;
+  return rc;
 }
 
 static int start_lease(const options_t *o, run_t *r, uint16_t port) {
@@ -347,6 +359,15 @@ static void drain(run_t *r, uint32_t delay_ms, const sigset_t *sigs) {
   }
 }
 
+/* After the Lease is released: the next decider takes it within a retry
+ * period (0.5 s) and asks for this one's memory at once. */
+#define WH_HANDOVER_MS 2000
+static void handover_window(const sigset_t *sigs) {
+  struct timespec ts = {WH_HANDOVER_MS / 1000, (long)(WH_HANDOVER_MS % 1000) * 1000000L};
+  while (sigtimedwait(sigs, NULL, &ts) < 0 && errno == EINTR) {
+  }
+}
+
 static int serve(options_t *o, const sigset_t *sigs) {
   run_t r = {0};
   int ticking = 0;
@@ -373,8 +394,17 @@ static int serve(options_t *o, const sigset_t *sigs) {
   if (start_fwd(o, &r) != RIPPLE_OK) goto done;
   if (pthread_create(&r.ticker, NULL, tick, &r) != 0) goto done;
   ticking = 1;
-  wh_http_opts_t ho = {o->host,  o->port,  o->cert, o->key, o->max_body, 0,
-                       r.engine, &r.route, ready,   gauges, &r};
+  wh_http_opts_t ho = {.host = o->host,
+                       .port = o->port,
+                       .tls_cert = o->cert,
+                       .tls_key = o->key,
+                       .max_body = o->max_body,
+                       .engine = r.engine,
+                       .route = &r.route,
+                       .peer_token = r.ho.token,
+                       .ready = ready,
+                       .gauges = gauges,
+                       .ud = &r};
   wh_http_t *h;
   if (wh_http_start(&ho, &h, err, sizeof err) != RIPPLE_OK) {
     fprintf(stderr, "ripple-webhook: %s\n", err);
@@ -396,8 +426,16 @@ static int serve(options_t *o, const sigset_t *sigs) {
   ripple_log(RIPPLE_LOG_INFO, "stopping", "signal=%d shutdown_delay_ms=%u", sig,
              o->shutdown_delay_ms);
   drain(&r, o->shutdown_delay_ms, sigs);
-  /* No more decisions here, then the Lease released: the next decider
-   * starts from informers that show every decision this one made. */
+  /* The Lease given up, then a while longer answering the next decider's
+   * request for this one's memory (handover.h); what still comes here is
+   * decided as uncertain. Then no more answers. */
+  stop_ticker(&r);
+  ticking = 0;
+  wh_lease_t *l = atomic_load(&r.route.lease);
+  if (l) {
+    wh_lease_release(l);
+    if (r.ho.token) handover_window(sigs);
+  }
   wh_http_stop(h);
   wh_lease_stop(atomic_exchange(&r.route.lease, NULL));
   status = 0;

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "ripplex/cpid.h"
 #include "ripplex/rnd.h"
 
@@ -28,6 +30,7 @@ typedef struct cause {
 typedef struct entry {
   uint64_t key; /* 0: empty */
   int64_t t;
+  int64_t gen;       /* held: the object's generation the context is about (0: unknown) */
   char uid[UID_MAX]; /* "" when not known */
   ripple_ctx_t ctx;
 } entry_t;
@@ -152,24 +155,27 @@ static uint64_t object_key(const wh_memo_t *m, const char *kind, const char *ns,
   return h ? h : 1;
 }
 
-static void tab_put(objtab_t *t, uint64_t k, const char *uid, const ripple_ctx_t *ctx,
+static void tab_put(objtab_t *t, uint64_t k, const char *uid, const ripple_ctx_t *ctx, int64_t gen,
                     int64_t now) {
   pthread_mutex_lock(&t->mu);
   entry_t *e = &t->e[k & t->mask];
   e->key = k;
   e->t = now;
+  e->gen = gen;
   snprintf(e->uid, sizeof e->uid, "%s", uid ? uid : "");
   e->ctx = *ctx;
   pthread_mutex_unlock(&t->mu);
 }
 
-static int tab_get(objtab_t *t, uint64_t k, const char *uid, int64_t now, ripple_ctx_t *out) {
+static int tab_get(objtab_t *t, uint64_t k, const char *uid, int64_t now, ripple_ctx_t *out,
+                   int64_t *gen) {
   int rc = RIPPLE_ENOENT;
   pthread_mutex_lock(&t->mu);
   const entry_t *e = &t->e[k & t->mask];
   int same = !uid || !*uid || !e->uid[0] || !strcmp(uid, e->uid);
   if (e->key == k && now - e->t <= t->ttl && same) {
     *out = e->ctx;
+    if (gen) *gen = e->gen;
     rc = RIPPLE_OK;
   }
   pthread_mutex_unlock(&t->mu);
@@ -186,29 +192,30 @@ static void tab_forget(objtab_t *t, uint64_t k) {
 void wh_memo_recent_put(wh_memo_t *m, const char *kind, const char *ns, const char *name,
                         const char *uid, const ripple_ctx_t *ctx, int64_t now) {
   if (!m || !ctx || !ripple_ctx_is_set(ctx) || !name || !*name) return;
-  tab_put(&m->recent, object_key(m, kind, ns, name), uid, ctx, now);
+  tab_put(&m->recent, object_key(m, kind, ns, name), uid, ctx, 0, now);
 }
 
 int wh_memo_recent_get(wh_memo_t *m, const char *kind, const char *ns, const char *name,
                        const char *uid, int64_t now, ripple_ctx_t *out) {
   if (!m || !out) return RIPPLE_EINVAL;
   if (!name || !*name) return RIPPLE_ENOENT;
-  return tab_get(&m->recent, object_key(m, kind, ns, name), uid, now, out);
+  return tab_get(&m->recent, object_key(m, kind, ns, name), uid, now, out, NULL);
 }
 
 void wh_memo_recent_forget(wh_memo_t *m, const char *kind, const char *ns, const char *name) {
   if (m && name && *name) tab_forget(&m->recent, object_key(m, kind, ns, name));
 }
 
-void wh_memo_held_put(wh_memo_t *m, const char *uid, const ripple_ctx_t *ctx, int64_t now) {
+void wh_memo_held_put(wh_memo_t *m, const char *uid, const ripple_ctx_t *ctx, int64_t gen,
+                      int64_t now) {
   if (!m || !ctx || !ripple_ctx_is_set(ctx) || !uid || !*uid) return;
-  tab_put(&m->held, object_key(m, "", "", uid), uid, ctx, now);
+  tab_put(&m->held, object_key(m, "", "", uid), uid, ctx, gen, now);
 }
 
-int wh_memo_held_get(wh_memo_t *m, const char *uid, int64_t now, ripple_ctx_t *out) {
+int wh_memo_held_get(wh_memo_t *m, const char *uid, int64_t now, ripple_ctx_t *out, int64_t *gen) {
   if (!m || !out) return RIPPLE_EINVAL;
   if (!uid || !*uid) return RIPPLE_ENOENT;
-  return tab_get(&m->held, object_key(m, "", "", uid), uid, now, out);
+  return tab_get(&m->held, object_key(m, "", "", uid), uid, now, out, gen);
 }
 
 /* Namespaces by name (see memo.h), everything else by uid alone. */
@@ -227,7 +234,7 @@ void wh_memo_deleting_put(wh_memo_t *m, const char *kind, const char *name, cons
                           const ripple_ctx_t *ctx, int64_t now) {
   uint64_t k;
   if (!m || !ctx || !ripple_ctx_is_set(ctx) || !deleting_key(m, kind, name, uid, &k)) return;
-  tab_put(&m->deleting, k, uid, ctx, now);
+  tab_put(&m->deleting, k, uid, ctx, 0, now);
 }
 
 int wh_memo_deleting_get(wh_memo_t *m, const char *kind, const char *name, const char *uid,
@@ -237,5 +244,118 @@ int wh_memo_deleting_get(wh_memo_t *m, const char *kind, const char *name, const
   if (!deleting_key(m, kind, name, uid, &k)) return RIPPLE_ENOENT;
   /* A namespace's entry is found by name from the objects inside it, which do not know its
    * uid; an object's by its uid, which is the key. */
-  return tab_get(&m->deleting, k, NULL, now, out);
+  return tab_get(&m->deleting, k, NULL, now, out, NULL);
+}
+
+/* ---- handing over to the next decider ---- */
+
+static void put_entry_json(sbuf_t *out, const entry_t *e, int with_gen, int *first) {
+  char ctx[RIPPLE_CTX_STRMAX + 1];
+  size_t n;
+  if (ripple_ctx_encode(&e->ctx, ctx, sizeof ctx, &n) != RIPPLE_OK) return;
+  sbuf_puts(out, *first ? "{\"u\":" : ",{\"u\":");
+  *first = 0;
+  sbuf_json_str(out, e->uid);
+  sbuf_puts(out, ",\"c\":");
+  sbuf_json_str(out, ctx);
+  if (with_gen) sbuf_printf(out, ",\"g\":%lld", (long long)e->gen);
+  sbuf_printf(out, ",\"t\":%lld}", (long long)e->t);
+}
+
+/* The live entries of t keyed by their uid alone (object_key(m, "", "", uid)). */
+static void export_tab(const wh_memo_t *m, objtab_t *t, int64_t now, int with_gen, sbuf_t *out) {
+  int first = 1;
+  pthread_mutex_lock(&t->mu);
+  for (size_t i = 0; i <= t->mask; i++) {
+    const entry_t *e = &t->e[i];
+    if (!e->key || now - e->t > t->ttl || !e->uid[0]) continue;
+    if (e->key != object_key(m, "", "", e->uid)) continue; /* a Namespace's: by name */
+    put_entry_json(out, e, with_gen, &first);
+  }
+  pthread_mutex_unlock(&t->mu);
+}
+
+int wh_memo_export(wh_memo_t *m, int64_t now, int64_t max_age_ns, sbuf_t *out) {
+  if (!m || !out) return RIPPLE_EINVAL;
+  sbuf_puts(out, "{\"v\":1,\"held\":[");
+  export_tab(m, &m->held, now, 1, out);
+  sbuf_puts(out, "],\"deleting\":[");
+  export_tab(m, &m->deleting, now, 0, out);
+  sbuf_puts(out, "],\"causes\":[");
+  int first = 1;
+  pthread_mutex_lock(&m->cmu);
+  for (size_t i = 0; i <= m->cmask; i++) {
+    const cause_t *c = &m->causes[i];
+    if (!c->t || now - c->t > max_age_ns) continue;
+    char id[RIPPLE_CPID_STRLEN + 1];
+    ripple_cpid_format(&c->id, id);
+    sbuf_printf(out, "%s[\"%s\",%lld]", first ? "" : ",", id, (long long)c->t);
+    first = 0;
+  }
+  pthread_mutex_unlock(&m->cmu);
+  sbuf_puts(out, "]}");
+  return out->oom ? RIPPLE_ENOMEM : RIPPLE_OK;
+}
+
+/* One exported entry into t, unless t knows a newer one of that uid. */
+static int import_entry(wh_memo_t *m, objtab_t *t, const json_t *e, uint32_t max_anc, int64_t now) {
+  const char *uid = json_string_value(json_object_get(e, "u"));
+  const char *cs = json_string_value(json_object_get(e, "c"));
+  const json_t *tv = json_object_get(e, "t"), *gv = json_object_get(e, "g");
+  ripple_ctx_t ctx;
+  if (!uid || !*uid || strlen(uid) >= UID_MAX || !cs || !json_is_integer(tv) ||
+      (gv && !json_is_integer(gv)) || ripple_ctx_decode(cs, strlen(cs), max_anc, &ctx) != RIPPLE_OK)
+    return 0;
+  int64_t at = (int64_t)json_integer_value(tv), gen = gv ? (int64_t)json_integer_value(gv) : 0;
+  if (at <= 0 || at > now || now - at > t->ttl || gen < 0) return 0;
+  uint64_t k = object_key(m, "", "", uid);
+  pthread_mutex_lock(&t->mu);
+  const entry_t *cur = &t->e[k & t->mask];
+  int newer = cur->key == k && cur->t >= at;
+  pthread_mutex_unlock(&t->mu);
+  if (newer) return 0;
+  tab_put(t, k, uid, &ctx, gen, at);
+  return 1;
+}
+
+static size_t import_tab(wh_memo_t *m, objtab_t *t, const json_t *arr, uint32_t max_anc,
+                         int64_t now) {
+  size_t i, n = 0;
+  const json_t *e;
+  json_array_foreach(arr, i, e) n += (size_t)import_entry(m, t, e, max_anc, now);
+  return n;
+}
+
+static size_t import_causes(wh_memo_t *m, const json_t *arr, int64_t now) {
+  size_t i, n = 0;
+  const json_t *e;
+  json_array_foreach(arr, i, e) {
+    const char *id = json_string_value(json_array_get(e, 0));
+    const json_t *tv = json_array_get(e, 1);
+    ripple_cpid_t c;
+    if (!id || !json_is_integer(tv) || ripple_cpid_parse(id, strlen(id), &c) != RIPPLE_OK) continue;
+    int64_t at = (int64_t)json_integer_value(tv);
+    if (at <= 0 || at > now) continue;
+    wh_memo_cause_put(m, &c, at); /* keeps the earlier time */
+    n++;
+  }
+  return n;
+}
+
+int wh_memo_import(wh_memo_t *m, const char *json, size_t len, uint32_t max_anc, int64_t now,
+                   size_t *taken) {
+  if (!m || !json) return RIPPLE_EINVAL;
+  json_t *doc = json_loadb(json, len, JSON_REJECT_DUPLICATES, NULL);
+  const json_t *held = json_object_get(doc, "held"), *del = json_object_get(doc, "deleting"),
+               *causes = json_object_get(doc, "causes");
+  if (!json_is_object(doc) || json_integer_value(json_object_get(doc, "v")) != 1 ||
+      !json_is_array(held) || !json_is_array(del) || !json_is_array(causes)) {
+    json_decref(doc);
+    return RIPPLE_EJSON;
+  }
+  size_t n = import_tab(m, &m->held, held, max_anc, now) +
+             import_tab(m, &m->deleting, del, max_anc, now) + import_causes(m, causes, now);
+  json_decref(doc);
+  if (taken) *taken = n;
+  return RIPPLE_OK;
 }

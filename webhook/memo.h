@@ -13,7 +13,9 @@
  * held: object uid -> the context of an object whose annotation the webhook
  *   must not change after its creation (a Deployment: its controller copies
  *   its annotations onto its ReplicaSet and writes the ReplicaSet again
- *   whenever they differ), kept until replaced.
+ *   whenever they differ), kept until replaced, with the generation the
+ *   object has once that write is stored (0: not known), so that a newer
+ *   spec change nobody held is not hidden by it (stamp.c).
  * deleting: object -> the CPID of the change that is deleting it (a person's
  *   delete, or the cause of a controller's), for the deletes that follow from
  *   it: the garbage collector's of its dependents, the kubelet's final delete
@@ -42,6 +44,7 @@
 #include <stdint.h>
 
 #include "ripple/ripple.h"
+#include "ripplex/sbuf.h"
 
 typedef struct wh_memo wh_memo_t;
 
@@ -68,9 +71,12 @@ int wh_memo_recent_get(wh_memo_t *m, const char *kind, const char *ns, const cha
                        const char *uid, int64_t now, ripple_ctx_t *out);
 void wh_memo_recent_forget(wh_memo_t *m, const char *kind, const char *ns, const char *name);
 
-/* The context held for the object of this uid (nothing when uid is empty). */
-void wh_memo_held_put(wh_memo_t *m, const char *uid, const ripple_ctx_t *ctx, int64_t now);
-int wh_memo_held_get(wh_memo_t *m, const char *uid, int64_t now, ripple_ctx_t *out);
+/* The context held for the object of this uid (nothing when uid is empty),
+ * about generation gen of it. */
+void wh_memo_held_put(wh_memo_t *m, const char *uid, const ripple_ctx_t *ctx, int64_t gen,
+                      int64_t now);
+/* gen (may be NULL) receives the entry's generation. */
+int wh_memo_held_get(wh_memo_t *m, const char *uid, int64_t now, ripple_ctx_t *out, int64_t *gen);
 
 /* The change deleting the object with this uid (or the Namespace of this
  * name: kind "Namespace", uid NULL). */
@@ -78,5 +84,21 @@ void wh_memo_deleting_put(wh_memo_t *m, const char *kind, const char *name, cons
                           const ripple_ctx_t *ctx, int64_t now);
 int wh_memo_deleting_get(wh_memo_t *m, const char *kind, const char *name, const char *uid,
                          int64_t now, ripple_ctx_t *out);
+
+/* Handing over to the next decider (docs/webhook.md, "Several replicas"):
+ * what is keyed by something another process can key the same way, as JSON
+ * text appended to out: the live held entries, the deletions keyed by uid
+ * (a Namespace's, keyed by its name, which is not kept, stay behind) and the
+ * causes of the last max_age_ns.
+ *   {"v":1,"held":[{"u":UID,"c":CTX,"g":GEN,"t":NS}...],
+ *    "deleting":[{"u":UID,"c":CTX,"t":NS}...],"causes":[[CPID,NS]...]}
+ * RIPPLE_OK or RIPPLE_ENOMEM. */
+int wh_memo_export(wh_memo_t *m, int64_t now, int64_t max_age_ns, sbuf_t *out);
+/* Take another replica's export: each entry that is well formed and newer
+ * than what this memory has for its key. *taken (may be NULL) counts them.
+ * RIPPLE_OK, or RIPPLE_EJSON for a text that is not such an export (nothing
+ * is taken then). */
+int wh_memo_import(wh_memo_t *m, const char *json, size_t len, uint32_t max_anc, int64_t now,
+                   size_t *taken);
 
 #endif

@@ -50,7 +50,10 @@ static const char *meta_str(const json_t *obj, const char *key) {
 }
 
 int wh_related_ctx(wh_t *w, const json_t *obj, const char *kind, int64_t now, ripple_ctx_t *out) {
-  if (wh_memo_held_get(w->memo, meta_str(obj, "uid"), now, out) == RIPPLE_OK) return RIPPLE_OK;
+  int64_t gen;
+  if (wh_memo_held_get(w->memo, meta_str(obj, "uid"), now, out, &gen) == RIPPLE_OK &&
+      !wh_gen_behind(obj, gen))
+    return RIPPLE_OK;
   if (wh_memo_recent_get(w->memo, kind, meta_str(obj, "namespace"), meta_str(obj, "name"),
                          meta_str(obj, "uid"), now, out) == RIPPLE_OK)
     return RIPPLE_OK;
@@ -183,19 +186,30 @@ static void owner(gather_t *g, const json_t *obj, const char *ns) {
   ownerref_t o;
   if (!controlling_owner(obj, &o)) return;
   ripple_ctx_t c;
-  if (wh_memo_held_get(g->w->memo, o.uid, g->now, &c) == RIPPLE_OK ||
-      wh_memo_recent_get(g->w->memo, o.kind, ns, o.name, o.uid, g->now, &c) == RIPPLE_OK) {
+  int64_t gen = 0;
+  int held = wh_memo_held_get(g->w->memo, o.uid, g->now, &c, &gen) == RIPPLE_OK;
+  if (!held && wh_memo_recent_get(g->w->memo, o.kind, ns, o.name, o.uid, g->now, &c) == RIPPLE_OK) {
     add_ctx(g->s, &c);
     return;
   }
   const wh_text_lookup_t *t = &g->w->o.text_lookup;
   if (t->want && o.api_version) t->want(t->ud, o.api_version, o.kind);
   json_t *own = get_whole(g->w, o.kind, ns, o.name);
-  if (!own) return;
+  if (!own || strcmp(meta_str(own, "uid"), o.uid) != 0) {
+    if (held) add_ctx(g->s, &c); /* not in the informer yet: memory stands in */
+    json_decref(own);
+    return;
+  }
   g->fixed = obj;
   g->fixed_upstream = 0;
   g->kind = o.kind;
-  if (strcmp(meta_str(own, "uid"), o.uid) != 0) {
+  /* What memory holds is the owner's latest change unless its spec changed
+   * again since (a change no replica held, stamp.c). */
+  if (held) {
+    if (wh_gen_behind(own, gen))
+      g->s->uncertain = 1;
+    else
+      add_ctx(g->s, &c);
     json_decref(own);
     return;
   }

@@ -65,15 +65,28 @@ int64_t wh_stamp(const json_t *obj, const char *kind) {
   return *end || n <= 0 ? 0 : (int64_t)n;
 }
 
-int wh_ctx_stale(const json_t *obj, const char *kind) {
+static int counted_change(const json_t *now, const json_t *was);
+
+int wh_gen_behind(const json_t *obj, int64_t about) {
   int64_t gen = wh_generation(obj);
   if (gen <= 0) return 0; /* a kind without generations: nothing to tell */
-  int64_t stamp = wh_stamp(obj, kind);
-  if (!stamp) /* written before stamps: a Deployment's names its creation only */
-    return !strcmp(kind, "Deployment") && gen > 1;
   const json_t *meta = json_object_get(obj, "metadata");
   int deleting = json_is_string(json_object_get(meta, "deletionTimestamp"));
-  return gen > stamp + deleting;
+  return gen > about + deleting;
+}
+
+int wh_ctx_stale(const json_t *obj, const char *kind) {
+  int64_t stamp = wh_stamp(obj, kind);
+  if (!stamp) /* written before stamps: a Deployment's names its creation only */
+    return !strcmp(kind, "Deployment") && wh_generation(obj) > 1;
+  return wh_gen_behind(obj, stamp);
+}
+
+int64_t wh_next_generation(const wh_review_t *r) {
+  if (r->op == WH_OP_CREATE) return 1;
+  int64_t gen = wh_generation(r->old);
+  if (gen <= 0 || !r->object) return 0;
+  return *r->subresource ? gen : gen + counted_change(r->object, r->old);
 }
 
 /* Whether an update changes anything kube-apiserver counts in generation. */
