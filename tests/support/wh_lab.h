@@ -42,6 +42,7 @@ typedef struct whlab {
    * before issue 25 (to show what the decider prevents). */
   int no_decider;
   whlab_proc_t webhooks[WHLAB_REPLICAS_MAX]; /* the replicas (pid -1 when stopped) */
+  int unready[WHLAB_REPLICAS_MAX];           /* running but out of the Service */
   whlab_proc_t lb;                           /* lbproxy */
   int restarts;                              /* replica restarts so far (log names) */
   char dir[64];                              /* logs and the trace database */
@@ -111,6 +112,10 @@ void whlab_replica_stop(whlab_t *l, int k);
 /* SIGSTOP / SIGCONT replica k: hung, not gone (it stays a backend). */
 void whlab_replica_pause(whlab_t *l, int k);
 void whlab_replica_resume(whlab_t *l, int k);
+/* Replica k out of the Service (lbproxy's backends), its process left as it
+ * is: what the endpoints controller does once a readiness probe has failed
+ * often enough. Connections already open stay where they are. */
+void whlab_replica_unready(whlab_t *l, int k);
 /* A rolling restart of replica k: a new process on a new port, ready, in the
  * Service in place of the old one, then the old one SIGTERMed (exit 0). */
 void whlab_replica_restart(whlab_t *l, int k);

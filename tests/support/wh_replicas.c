@@ -39,7 +39,7 @@ static void write_backends(const whlab_t *l, const char *path) {
   FILE *f = fopen(tmp, "w");
   assert_non_null(f);
   for (int k = 0; k < l->replicas; k++)
-    if (l->webhooks[k].pid > 0) fprintf(f, "127.0.0.1:%u\n", l->webhooks[k].port);
+    if (l->webhooks[k].pid > 0 && !l->unready[k]) fprintf(f, "127.0.0.1:%u\n", l->webhooks[k].port);
   assert_int_equal(fclose(f), 0);
   assert_int_equal(rename(tmp, path), 0);
 }
@@ -150,6 +150,12 @@ void whlab_replica_pause(whlab_t *l, int k) { kill(replica(l, k)->pid, SIGSTOP);
 
 void whlab_replica_resume(whlab_t *l, int k) { kill(replica(l, k)->pid, SIGCONT); }
 
+void whlab_replica_unready(whlab_t *l, int k) {
+  replica(l, k);
+  l->unready[k] = 1;
+  update_service(l);
+}
+
 void whlab_replica_restart(whlab_t *l, int k) {
   whlab_proc_t old = *replica(l, k), fresh = {.pid = -1};
   l->restarts++;
@@ -157,6 +163,7 @@ void whlab_replica_restart(whlab_t *l, int k) {
   /* As an endpoint controller would: the new Pod in, the old one out, and
    * only then is the old one told to stop. */
   l->webhooks[k] = fresh;
+  l->unready[k] = 0;
   update_service(l);
   kill(old.pid, SIGCONT);
   whlab_stop(&old);

@@ -21,6 +21,19 @@
  * scale leaves the scale's Pods under an earlier change: they are missing
  * from the scale's own trace.
  *
+ * Two more tests change the replicas under the same kind of cascade
+ * (tests/support/replicas_check.h holds the check): a rolling update of the
+ * webhook (each replica restarted in turn, twice while a scale's cascade
+ * runs) during ten scales, and one replica hung (SIGSTOP), the decider or a
+ * follower, taken out of the Service after the chart's readiness period, while
+ * the Deployment is scaled four times. Whatever the replicas do, a new Pod
+ * must be under its own change's root or under a root marked causeUnknown (or
+ * carry no context or a root of its own, when its create failed open), never only under another
+ * change's root nor under a later one's; and once a new decider has taken over
+ * from a hung one, scales are traced to their roots again. What it cost (Pods
+ * traced, marked, fail-opens, the API servers' webhook latency, writes the
+ * replicas counted as cause unknown) is printed, not asserted.
+ *
  * It needs a lab with two API servers ($RIPPLE_LAB_KUBECONFIG2, which
  * `lab/lab env` prints then); without one it exits 77, which CTest reports as
  * skipped.
@@ -29,61 +42,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "cascade_lab.h"
+#include "replicas_check.h"
 
 #define REPLICAS 3 /* webhook replicas; $RIPPLE_TEST_WEBHOOK_REPLICAS for others */
 #define SCALES 5
 #define FIRST 10 /* the Deployment's replicas at its creation */
 #define STEP 2
 
-static const char *kubeconfig2(void) {
-  static char path[300];
-  const char *k = getenv("RIPPLE_LAB_KUBECONFIG2"), *dir = getenv("RIPPLE_LAB_DIR");
-  if (k) return k;
-  snprintf(path, sizeof path, "%s/kubeconfig-2", dir ? dir : "/tmp/ripple-lab");
-  return access(path, R_OK) == 0 ? path : NULL;
-}
-
-static const char *kubectl(void) {
-  static char path[300];
-  const char *bin = getenv("RIPPLE_LAB_BIN");
-  snprintf(path, sizeof path, "%s%s", bin ? bin : "", bin ? "/kubectl" : "kubectl");
-  return path;
-}
-
-/* kubectl on the second API server in the test's namespace; its output and
- * warnings into *out (the caller's). Fails the test unless it exits 0. */
-static void kubectl2(char **out, const char *args) {
-  int rc =
-      lab_sh(out, "'%s' --kubeconfig '%s' -n '%s' %s 2>&1", kubectl(), kubeconfig2(), cl.ns, args);
-  if (rc != 0) fail_msg("kubectl %s: exit %d: %s", args, rc, *out ? *out : "");
-}
-
 /* The CPID of the "ripple: cpid X" warning kubectl printed; fails without one. */
 static void warning_cpid(const char *out, char cpid[CL_CPID]) {
-  const char *w = strstr(out, "ripple: cpid ");
-  if (!w || strlen(w + 13) < RIPPLE_CPID_STRLEN) {
-    fail_msg("no ripple warning in: %s", out);
-    return;
-  }
-  memcpy(cpid, w + 13, RIPPLE_CPID_STRLEN);
-  cpid[RIPPLE_CPID_STRLEN] = '\0';
-}
-
-/* Does a dry-run write through the second API server come back annotated?
- * Each API server learns of the registration from its own watch. */
-static int second_calls_webhook(void *ud) {
-  (void)ud;
-  char *out = NULL;
-  int rc = lab_sh(&out,
-                  "'%s' --kubeconfig '%s' -n '%s' create service clusterip probe --tcp=80 "
-                  "--dry-run=server -o jsonpath='{.metadata.annotations}' 2>&1",
-                  kubectl(), kubeconfig2(), cl.ns);
-  int ok = rc == 0 && out && strstr(out, "cpid.ripple.dev/service");
-  free(out);
-  return ok;
+  if (!rc_warning_cpid(out, cpid)) fail_msg("no ripple warning in: %s", out);
 }
 
 /* One person's change: its root, the Pods it made, and what its trace holds. */
@@ -212,20 +183,20 @@ static void scales_through_the_second_apiserver(void **state) {
   cl.no_decider = getenv("RIPPLE_TEST_NO_DECIDER") != NULL;
   whlab_start(&cl);
   whlab_register(&cl, "ripple-repl");
-  cl_wait(second_calls_webhook, NULL, 60000, "the second API server to call the webhook");
+  cl_wait(rc_second_calls_webhook, NULL, 60000, "the second API server to call the webhook");
 
   change_t ch[1 + SCALES] = {{.replicas = FIRST}};
   json_t *seen = json_object();
   char *out = NULL, args[128];
   snprintf(args, sizeof args, "create deployment web --image=%s:1 --replicas=%d", CL_IMAGE, FIRST);
-  kubectl2(&out, args);
+  rc_kubectl2(&out, args);
   warning_cpid(out, ch[0].cpid);
   free(out);
   settle(&ch[0], seen);
   for (int s = 1; s <= SCALES; s++) {
     ch[s].replicas = FIRST + STEP * s;
     snprintf(args, sizeof args, "scale deployment web --replicas=%d", ch[s].replicas);
-    kubectl2(&out, args);
+    rc_kubectl2(&out, args);
     warning_cpid(out, ch[s].cpid);
     free(out);
     settle(&ch[s], seen);
@@ -253,8 +224,230 @@ static void scales_through_the_second_apiserver(void **state) {
   whlab_ns_delete(&cl);
 }
 
+/* ---- a rolling update of the webhook, and a hung replica ------------------------- */
+
+#define ROLL_SCALES 10 /* scales while the replicas restart one at a time */
+#define HUNG_SCALES 4  /* scales with one replica hung; the last two after the takeover */
+/* The chart's readinessProbe: periodSeconds 2, failureThreshold 3 (the
+ * default): how long the endpoints controller keeps a hung replica. */
+#define READINESS_S 6.0
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The wall clock, to compare with the spans' times in the evidence. */
+static const char *utc_now(void) {
+  static char buf[40];
+  struct timespec t;
+  struct tm tm;
+  clock_gettime(CLOCK_REALTIME, &t);
+  gmtime_r(&t.tv_sec, &tm);
+  size_t n = strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  snprintf(buf + n, sizeof buf - n, ".%03ldZ", t.tv_nsec / 1000000);
+  return buf;
+}
+
+/* The test's replicas, registered, called by both API servers; with
+ * shutdown_ms, --shutdown-delay-ms as the chart sets it. */
+static void start_replicas(const char *ns_prefix, const char *shutdown_ms) {
+  whlab_begin_cluster(&cl, ns_prefix);
+  cl.replicas = REPLICAS;
+  if (shutdown_ms) {
+    cl.webhook_args[0] = "--shutdown-delay-ms";
+    cl.webhook_args[1] = shutdown_ms;
+  }
+  whlab_start(&cl);
+  whlab_register(&cl, "ripple-repl");
+  cl_wait(rc_second_calls_webhook, NULL, 60000, "the second API server to call the webhook");
+}
+
+/* A person's write of "web" through the second API server: create (c is the
+ * first change) or scale to c->replicas. Its root from the warning, "" when
+ * the write failed open. */
+static void person_writes(rc_change_t *c, int create) {
+  char args[160], *out = NULL;
+  if (create)
+    snprintf(args, sizeof args, "create deployment web --image=%s:1 --replicas=%d", CL_IMAGE,
+             c->replicas);
+  else
+    snprintf(args, sizeof args, "scale deployment web --replicas=%d", c->replicas);
+  rc_kubectl2(&out, args);
+  if (!rc_warning_cpid(out, c->cpid))
+    fprintf(stderr, "# the change to %d got no warning: it failed open\n", c->replicas);
+  free(out);
+}
+
+/* Restart replica k as a rolling update does; what it had counted as cause
+ * unknown (a new process counts from 0; writes it decides during its
+ * shutdown delay are not in it). */
+static double roll(int k, const char *when) {
+  double n = rc_replica_metric(&cl, k, "ripple_webhook_cause_unknown_total");
+  fprintf(stderr, "# restarting replica %d %s (decider now: replica %d)\n", k, when,
+          rc_decider(&cl, -1));
+  whlab_replica_restart(&cl, k);
+  return n > 0 ? n : 0;
+}
+
+static void finish(rc_change_t *ch, int n, json_t *seen) {
+  rc_changes_free(ch, n);
+  json_decref(seen);
+  whlab_unregister(&cl);
+  whlab_ns_delete(&cl);
+}
+
+/* Scales while the replicas restart one at a time, as `helm upgrade` rolls
+ * them with the chart's shutdown delay ($RIPPLE_TEST_SHUTDOWN_DELAY_MS, 5000):
+ * replica 0 while the third scale's cascade runs, replica 1 between the
+ * sixth and the seventh, replica 2 while the ninth runs. */
+static void rolling_update_of_the_webhook(void **state) {
+  (void)state;
+  const char *delay = getenv("RIPPLE_TEST_SHUTDOWN_DELAY_MS");
+  start_replicas("t-roll", delay ? delay : "5000");
+  rc_change_t ch[1 + ROLL_SCALES] = {{.replicas = FIRST}};
+  json_t *seen = json_object();
+  double unknown = 0;
+  person_writes(&ch[0], 1);
+  rc_settle(&ch[0], seen, NULL, NULL);
+  for (int s = 1, k = 0; s <= ROLL_SCALES; s++) {
+    ch[s].replicas = FIRST + STEP * s;
+    person_writes(&ch[s], 0);
+    if (s % 3 == 0 && s != 6) unknown += roll(k++, "while its cascade runs");
+    rc_settle(&ch[s], seen, NULL, NULL);
+    if (s == 6) unknown += roll(k++, "between two scales");
+  }
+  int wrong = rc_check(ch, 1 + ROLL_SCALES);
+  int own = 0, marked = 0, untraced = 0;
+  for (int s = 1; s <= ROLL_SCALES; s++) {
+    own += ch[s].own;
+    marked += ch[s].marked;
+    untraced += ch[s].untraced + ch[s].alone;
+  }
+  unknown += rc_cause_unknown(&cl, -1);
+  fprintf(stderr,
+          "# rolling update: of the scales' Pods %d traced to their scale, %d under a marked "
+          "root, %d without a context; the replicas counted %.0f writes as cause unknown\n",
+          own, marked, untraced, unknown);
+  if (wrong) fail_msg("%d Pods under a change that did not cause them (above)", wrong);
+  finish(ch, 1 + ROLL_SCALES, seen);
+}
+
+/* What the hung-replica tests watch while they wait: the endpoints
+ * controller's part (the replica out of the Service after READINESS_S), the
+ * takeover, and the API servers' fail-open count. */
+typedef struct hang {
+  int k;                               /* the paused replica */
+  double t0;                           /* when it was paused */
+  double out_at, took_over;            /* seconds after t0; 0 before */
+  double polled;                       /* last poll of the metrics, after t0 */
+  double fail_open;                    /* the API servers' count at the last poll */
+  double fail_open_from, fail_open_to; /* the polls around its last growth */
+} hang_t;
+
+static void hang_tick(void *ud) {
+  hang_t *h = ud;
+  double t = now_s() - h->t0;
+  if (!h->out_at && t >= READINESS_S) {
+    whlab_replica_unready(&cl, h->k);
+    h->out_at = t;
+    fprintf(stderr, "# %.1f s: replica %d out of the Service\n", t, h->k);
+  }
+  if (t - h->polled < 1) return;
+  double prev = h->polled;
+  h->polled = t;
+  int d = h->took_over ? -1 : rc_decider(&cl, h->k);
+  if (d >= 0) {
+    h->took_over = t;
+    fprintf(stderr, "# %.1f s: replica %d decides\n", t, d);
+  }
+  rc_admission_t a;
+  rc_admission(&a);
+  if (a.fail_open > h->fail_open) {
+    h->fail_open = a.fail_open;
+    h->fail_open_from = prev;
+    h->fail_open_to = t;
+  }
+}
+
+/* Out of the Service, another replica deciding, and 2 s more: what a write
+ * made now meets is what the cluster settles into. */
+static int hang_settled(void *ud) {
+  hang_t *h = ud;
+  hang_tick(h);
+  return h->out_at && h->took_over && now_s() - h->t0 >= h->out_at + 2;
+}
+
+/* Print what the hang cost, resume the replica; cause unknown counted since
+ * unknown0. */
+static void hang_end(const hang_t *h, const rc_admission_t *before, double unknown0) {
+  rc_admission_t after;
+  rc_admission(&after);
+  double hung = now_s() - h->t0;
+  whlab_replica_resume(&cl, h->k);
+  fprintf(stderr, "# replica %d resumed at %s\n", h->k, utc_now());
+  char what[160];
+  snprintf(what, sizeof what, "while replica %d was hung (%.1f s; out of the Service at %.1f s)",
+           h->k, hung, h->out_at);
+  rc_admission_print(what, before, &after);
+  if (h->fail_open_to)
+    fprintf(stderr, "# the last fail-open came between %.1f and %.1f s after the pause\n",
+            h->fail_open_from, h->fail_open_to);
+  fprintf(stderr, "# the replicas counted %.0f writes as cause unknown\n",
+          rc_cause_unknown(&cl, -1) - unknown0);
+}
+
+/* One replica hung (SIGSTOP), the decider or a follower, while a person
+ * scales: correctness all along, and liveness once the cluster has settled
+ * around the hung replica (the scales made then are traced to their roots). */
+static void hung_replica(int the_decider) {
+  start_replicas(the_decider ? "t-hung-decider" : "t-hung-follower", NULL);
+  rc_change_t ch[1 + HUNG_SCALES] = {{.replicas = FIRST}};
+  json_t *seen = json_object();
+  person_writes(&ch[0], 1);
+  rc_settle(&ch[0], seen, NULL, NULL);
+  int d = rc_decider(&cl, -1);
+  assert_true(d >= 0);
+  hang_t h = {.k = the_decider ? d : (d + 1) % cl.replicas};
+  rc_admission_t before;
+  rc_admission(&before);
+  double unknown0 = rc_cause_unknown(&cl, -1);
+  h.fail_open = before.fail_open;
+  h.t0 = now_s();
+  whlab_replica_pause(&cl, h.k);
+  fprintf(stderr, "# replica %d paused (%s) at %s\n", h.k,
+          the_decider ? "the decider" : "a follower", utc_now());
+  int settled_from = HUNG_SCALES - 1;
+  for (int s = 1; s <= HUNG_SCALES; s++) {
+    if (s == settled_from) cl_wait(hang_settled, &h, 60000, "the takeover");
+    ch[s].replicas = FIRST + STEP * s;
+    person_writes(&ch[s], 0);
+    fprintf(stderr, "# %.1f s: scaled to %d\n", now_s() - h.t0, ch[s].replicas);
+    rc_settle(&ch[s], seen, hang_tick, &h);
+  }
+  hang_end(&h, &before, unknown0);
+  int wrong = rc_check(ch, 1 + HUNG_SCALES);
+  if (wrong) fail_msg("%d Pods under a change that did not cause them (above)", wrong);
+  for (int s = settled_from; s <= HUNG_SCALES; s++)
+    if (!*ch[s].cpid || ch[s].own != (int)json_object_size(ch[s].pods))
+      fail_msg("the change to %d, made after the takeover, is not traced to its root (above)",
+               ch[s].replicas);
+  finish(ch, 1 + HUNG_SCALES, seen);
+}
+
+static void hung_decider(void **state) {
+  (void)state;
+  hung_replica(1);
+}
+
+static void hung_follower(void **state) {
+  (void)state;
+  hung_replica(0);
+}
+
 int main(void) {
-  if (!kubeconfig2()) {
+  if (!rc_kubeconfig2()) {
     fprintf(stderr,
             "test_replicas_lab: skipped: it needs a lab with two API servers "
             "(lab/lab up --apiservers 2; $RIPPLE_LAB_KUBECONFIG2 from lab/lab env)\n");
@@ -262,6 +455,9 @@ int main(void) {
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(scales_through_the_second_apiserver, cl_teardown),
+      cmocka_unit_test_teardown(rolling_update_of_the_webhook, cl_teardown),
+      cmocka_unit_test_teardown(hung_decider, cl_teardown),
+      cmocka_unit_test_teardown(hung_follower, cl_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
