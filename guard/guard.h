@@ -2,8 +2,9 @@
  * guard.h - ripple-guard's parts (docs/guard.md): the probe/hysteresis state
  * machine, the probe's AdmissionReview and the check of its answer, the
  * registration read from and patched back to the API server, the probe over
- * HTTPS, and the metrics. Everything but probe.c and reg_kube.c is pure
- * logic, a library for the unit tests and the fuzz target.
+ * HTTPS, a Service's endpoints, and the metrics. Everything but probe.c,
+ * reg_kube.c and endpoints_kube.c is pure logic, a library for the unit
+ * tests and the fuzz targets.
  *
  * Memory: the caller owns what it passes in. guard_reg_t owns its targets'
  * strings (guard_reg_free releases them); text goes into a caller's sbuf_t.
@@ -74,6 +75,9 @@ typedef struct guard_target {
   char *url;  /* clientConfig.url, or https://SERVICE.NS.svc:PORT/PATH */
   char *ca;   /* the caBundle decoded (PEM), NULL when absent */
   size_t ca_len;
+  /* clientConfig.service (NULL, 0 for a url): its endpoints are probed */
+  char *svc_ns, *svc_name;
+  long svc_port;
 } guard_target_t;
 
 typedef struct guard_reg {
@@ -117,8 +121,66 @@ int guard_reg_ca_adopt(guard_reg_t *r, const char *pem, size_t len);
 int guard_reg_set_ca(ripple_kube_client_t *kc, const char *name, const guard_reg_t *r,
                      const char *pem, size_t len, ripple_kube_status_t *st);
 
+/* ---- a Service's endpoints (endpoints.c, endpoints_kube.c) -------------- */
+
+#define GUARD_MAX_ENDPOINTS 64
+#define GUARD_ADDR_MAX 46 /* INET6_ADDRSTRLEN */
+
+typedef struct guard_ep {
+  char addr[GUARD_ADDR_MAX]; /* an IP address as text, IPv6 without brackets */
+  uint16_t port;
+  int failing; /* the last probe failed: its streak is logged once */
+} guard_ep_t;
+
+typedef struct guard_eps {
+  guard_ep_t e[GUARD_MAX_ENDPOINTS];
+  size_t n;
+  unsigned bad;     /* slices and endpoints skipped as malformed */
+  unsigned dropped; /* ready endpoints beyond GUARD_MAX_ENDPOINTS */
+  char why[160];    /* what the first malformed one was ("" none) */
+} guard_eps_t;
+
+/* The name of svc's port numbered port ("" for an unnamed one) into name:
+ * RIPPLE_OK; RIPPLE_ENOENT when the Service has no such port; RIPPLE_EJSON
+ * when svc is not shaped like a Service. why says which. */
+int guard_svc_port_name(const json_t *svc, long port, char *name, size_t cap, char *why,
+                        size_t wcap);
+/* Add the ready endpoints of an EndpointSlice (discovery.k8s.io/v1: the
+ * first address of each, the port named port_name) to eps, each address and
+ * port once: how many were added, or RIPPLE_EJSON when the slice is malformed
+ * (skipped). Malformed slices and endpoints are counted in eps->bad. */
+int guard_eps_add_slice(guard_eps_t *eps, const json_t *slice, const char *port_name);
+/* --endpoints: "HOST:PORT[,HOST:PORT...]", HOST an IPv4 address or [IPv6]. */
+int guard_eps_parse_list(const char *s, guard_eps_t *out, char *why, size_t cap);
+/* Is addr (an IP address as text) on loopback (127.0.0.0/8, ::1)? */
+int guard_addr_loopback(const char *addr);
+/* Each endpoint of to that is also in from keeps from's streak. */
+void guard_eps_carry(guard_eps_t *to, const guard_eps_t *from);
+/* Do a and b hold the same addresses and ports (in any order)? */
+int guard_eps_same(const guard_eps_t *a, const guard_eps_t *b);
+/* "ADDR:PORT" or "[ADDR]:PORT" into out. */
+void guard_ep_text(const guard_ep_t *e, char *out, size_t cap);
+
+/* t's Service's ready endpoints (t->svc_ns set): the Service read for the
+ * name of its port t->svc_port, then its EndpointSlices listed by the label
+ * kubernetes.io/service-name. */
+int guard_eps_read(ripple_kube_client_t *kc, const guard_target_t *t, guard_eps_t *out,
+                   ripple_kube_status_t *st, char *why, size_t cap);
+
 /* ---- the probe (probe.c) ------------------------------------------------- */
 
+typedef struct guard_probe_job {
+  const guard_target_t *t; /* url and CA */
+  const guard_ep_t *ep;    /* NULL: t->url's host; else connect here, TLS still for t->url */
+  uint64_t seq;            /* makes the probe's uid */
+  int rc;                  /* out: RIPPLE_OK when the answer is one */
+  int64_t us;              /* out: how long it took */
+  char why[200];           /* out: what happened when it failed */
+} guard_probe_job_t;
+
+/* The jobs' dry AdmissionReviews POSTed at once, each within timeout_ms:
+ * one slow endpoint does not hold up the others' verdicts. */
+void guard_probe_run(guard_probe_job_t *jobs, size_t n, uint32_t timeout_ms);
 /* One dry AdmissionReview POSTed to t within timeout_ms: RIPPLE_OK when the
  * answer is one; otherwise why says what happened (timeout, refused, HTTP
  * status, not an AdmissionReview). */
@@ -132,6 +194,9 @@ typedef struct guard_metrics {
   atomic_int webhook_disabled, last_ok;
   atomic_int ca_bundle_synced; /* the registration's caBundle is --ca-bundle's (1 without it) */
   atomic_int_fast64_t last_probe_us; /* how long the last probe took */
+  /* Webhooks registered by Service (or --endpoints): each endpoint probed. */
+  atomic_uint_fast64_t ep_probes, ep_probe_failures, partial_rounds, slice_errors;
+  atomic_int endpoints, endpoints_answering; /* the last round's */
 } guard_metrics_t;
 
 /* Prometheus text exposition. */

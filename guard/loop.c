@@ -43,6 +43,7 @@ typedef struct loop {
   size_t bundle_len;
   char bundle_why[200]; /* why the last read failed ("" when it did not): logged on change */
   char why[256];        /* the last failure */
+  guard_round_t round;  /* each webhook's endpoints across rounds */
 } loop_t;
 
 static int64_t now_ns(void) {
@@ -173,38 +174,16 @@ static void sync_ca(loop_t *l) {
              l->o->name, l->reg.n, qp, l->bundle_len, l->reg.off);
 }
 
-/* Every webhook probed; the round fails when one does. The probe goes to
- * --url instead when given, and trusts --ca-bundle's CA (or --ca's, or the
- * registration's caBundle). */
+/* Every webhook probed (round.c); the round fails when one does. The probe
+ * trusts --ca-bundle's CA when given, and fails while that is unreadable. */
 static int probe_all(loop_t *l) {
-  int ok = 1;
   if (l->o->ca_bundle && !l->bundle) {
     snprintf(l->why, sizeof l->why, "--ca-bundle %.200s is unreadable or not PEM", l->o->ca_bundle);
-    ok = 0;
+    atomic_store(&l->m->last_ok, 0);
+    return 0;
   }
-  for (size_t i = 0; i < l->reg.n && ok; i++) {
-    guard_target_t t = l->reg.t[i]; /* borrowed strings */
-    if (l->o->url) {
-      t.url = (char *)l->o->url;
-      t.ca = (char *)l->o->ca;
-      t.ca_len = l->o->ca ? strlen(l->o->ca) : 0;
-    }
-    if (l->bundle) t.ca = l->bundle, t.ca_len = l->bundle_len;
-    if (!l->o->allow_remote && !guard_url_loopback(t.url)) {
-      RIPPLE_LOG_ONCE(RIPPLE_LOG_ERROR, "probe_refused", "url=%s hint=%s", t.url,
-                      "not on loopback; --allow-remote to probe it");
-      return -1;
-    }
-    int64_t t0 = now_ns();
-    int rc = guard_probe(&t, l->o->probe_timeout_ms, ++l->seq, l->why, sizeof l->why);
-    atomic_store(&l->m->last_probe_us, (now_ns() - t0) / 1000);
-    atomic_fetch_add(&l->m->probes, 1);
-    if (rc != RIPPLE_OK) {
-      atomic_fetch_add(&l->m->probe_failures, 1);
-      ok = 0;
-    }
-  }
-  atomic_store(&l->m->last_ok, ok);
+  int ok = guard_round_run(&l->round, &l->reg, l->bundle, l->bundle_len, l->why, sizeof l->why);
+  if (ok >= 0) atomic_store(&l->m->last_ok, ok);
   return ok;
 }
 
@@ -269,6 +248,7 @@ void guard_loop(const guard_opts_t *o, ripple_kube_client_t *kc, guard_metrics_t
   loop_t l;
   memset(&l, 0, sizeof l);
   l.o = o, l.kc = kc, l.m = m;
+  l.round.o = o, l.round.kc = kc, l.round.m = m;
   for (;;) {
     int64_t t0 = now_ns();
     if (o->ca_bundle && t0 >= l.next_bundle) read_bundle(&l);

@@ -44,8 +44,11 @@ static void usage(FILE *f) {
           "  --fail-after N          consecutive failures that disable (default 2)\n"
           "  --recover-after N       consecutive successes that restore (default 3)\n"
           "  --resync MS             re-read the registration this often (default 10000)\n"
-          "  --allow-remote          probe URLs that are not on loopback (a Service in a\n"
-          "                          real cluster)\n"
+          "  --endpoints H:P[,H:P]   probe these as the Service's endpoints, each on its\n"
+          "                          own, TLS for the webhook's URL (tests; a webhook\n"
+          "                          registered by Service has its EndpointSlices read)\n"
+          "  --allow-remote          probe URLs and endpoints that are not on loopback (a\n"
+          "                          Service in a real cluster)\n"
           "  --log-level LEVEL       debug, info, warn, error\n");
 }
 
@@ -56,6 +59,7 @@ typedef struct options {
   const char *kubeconfig, *context;
   char *ca;
   ripple_log_level_t level;
+  guard_eps_t endpoints; /* --endpoints */
 } options_t;
 
 /* A number option into a uint32_t field. */
@@ -64,6 +68,27 @@ static int u32_option(const char *v, unsigned long min, unsigned long max, uint3
   if (opt_ulong(v, min, max, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
   *out = (uint32_t)n;
   return RIPPLE_OK;
+}
+
+static int endpoints_option(options_t *o, const char *v) {
+  char why[200];
+  if (guard_eps_parse_list(v, &o->endpoints, why, sizeof why) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-guard: --endpoints: %s\n", why);
+    return RIPPLE_EINVAL;
+  }
+  o->g.endpoints = &o->endpoints;
+  return RIPPLE_OK;
+}
+
+/* Like --url: the lab never dials out. */
+static int endpoints_loopback(const options_t *o) {
+  for (size_t i = 0; o->g.endpoints && !o->g.allow_remote && i < o->endpoints.n; i++)
+    if (!guard_addr_loopback(o->endpoints.e[i].addr)) {
+      fprintf(stderr, "ripple-guard: --endpoints %s is not on loopback (--allow-remote)\n",
+              o->endpoints.e[i].addr);
+      return 0;
+    }
+  return 1;
 }
 
 /* One option with its value, or a flag (v NULL) (opt_cli_t.option). */
@@ -75,6 +100,7 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, RIPPLE_OK;
   if (!strcmp(a, "--context")) return o->context = v, RIPPLE_OK;
   if (!strcmp(a, "--url")) return o->g.url = v, RIPPLE_OK;
+  if (!strcmp(a, "--endpoints")) return endpoints_option(o, v);
   /* Not read here: a missing or bad file is waited for, never fatal. */
   if (!strcmp(a, "--ca-bundle")) return o->g.ca_bundle = v, RIPPLE_OK;
   if (!strcmp(a, "--ca")) {
@@ -112,6 +138,7 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
             "--ca-bundle's CA)\n");
     return RIPPLE_ESTATE;
   }
+  if (!endpoints_loopback(o)) return RIPPLE_ESTATE;
   o->g.ca = o->ca;
   return RIPPLE_OK;
 }

@@ -52,6 +52,15 @@ static char *service_url(const json_t *svc) {
   return s;
 }
 
+/* Where the Service's endpoints are read (service_url checked its shape). */
+static int service_ref(const json_t *svc, guard_target_t *t) {
+  const json_t *port = json_object_get(svc, "port");
+  t->svc_ns = strdup(json_string_value(json_object_get(svc, "namespace")));
+  t->svc_name = strdup(json_string_value(json_object_get(svc, "name")));
+  t->svc_port = port ? (long)json_integer_value(port) : 443;
+  return t->svc_ns && t->svc_name ? RIPPLE_OK : RIPPLE_ENOMEM;
+}
+
 static int has_off(const json_t *wh) {
   const json_t *conds = json_object_get(wh, "matchConditions"), *c;
   size_t i;
@@ -73,6 +82,8 @@ static int parse_one(const json_t *wh, guard_target_t *t, char *why, size_t cap)
   }
   t->name = strdup(name);
   t->url = url ? strdup(url) : service_url(json_object_get(cc, "service"));
+  if (!url && t->url && service_ref(json_object_get(cc, "service"), t) != RIPPLE_OK)
+    return snprintf(why, cap, "out of memory"), RIPPLE_ENOMEM;
   size_t calen = json_string_length(ca); /* 0 when absent or not a string: no CA */
   char *pem = NULL;
   size_t len = 0;
@@ -123,6 +134,8 @@ void guard_reg_free(guard_reg_t *r) {
     free(r->t[i].name);
     free(r->t[i].url);
     free(r->t[i].ca);
+    free(r->t[i].svc_ns);
+    free(r->t[i].svc_name);
   }
   memset(r, 0, sizeof *r);
 }
