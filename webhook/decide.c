@@ -490,7 +490,8 @@ int wh_decide(wh_t *w, const wh_review_t *r, wh_certainty_t how, int64_t now, wh
   /* A new CPID is first admitted now; a kept one keeps its earliest time. */
   wh_memo_cause_put(w->memo, &d->ctx.cpid, d->how == RIPPLE_MERGE_NEW ? now : d->start_ns);
   if (r->op == WH_OP_DELETE) return RIPPLE_OK;
-  wh_memo_recent_put(w->memo, d->kind, r->ns, r->name, d->uid, &d->ctx, now);
+  wh_memo_recent_put_gen(w->memo, d->kind, r->ns, r->name, d->uid, &d->ctx,
+                         c == CARRY_OBJECT ? wh_next_generation(r) : 0, now);
   /* A held context is replaced by each decision, and one held before (a
    * scale's) follows the object's annotation once a write carries it. */
   ripple_ctx_t h;

@@ -202,6 +202,19 @@ int wh_memo_recent_get(wh_memo_t *m, const char *kind, const char *ns, const cha
   return tab_get(&m->recent, object_key(m, kind, ns, name), uid, now, out, NULL);
 }
 
+void wh_memo_recent_put_gen(wh_memo_t *m, const char *kind, const char *ns, const char *name,
+                            const char *uid, const ripple_ctx_t *ctx, int64_t gen, int64_t now) {
+  if (!m || !ctx || !ripple_ctx_is_set(ctx) || !name || !*name) return;
+  tab_put(&m->recent, object_key(m, kind, ns, name), uid, ctx, gen, now);
+}
+
+int wh_memo_recent_get_gen(wh_memo_t *m, const char *kind, const char *ns, const char *name,
+                           const char *uid, int64_t now, ripple_ctx_t *out, int64_t *gen) {
+  if (!m || !out) return RIPPLE_EINVAL;
+  if (!name || !*name) return RIPPLE_ENOENT;
+  return tab_get(&m->recent, object_key(m, kind, ns, name), uid, now, out, gen);
+}
+
 void wh_memo_recent_forget(wh_memo_t *m, const char *kind, const char *ns, const char *name) {
   if (m && name && *name) tab_forget(&m->recent, object_key(m, kind, ns, name));
 }

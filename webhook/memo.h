@@ -70,6 +70,13 @@ void wh_memo_recent_put(wh_memo_t *m, const char *kind, const char *ns, const ch
 int wh_memo_recent_get(wh_memo_t *m, const char *kind, const char *ns, const char *name,
                        const char *uid, int64_t now, ripple_ctx_t *out);
 void wh_memo_recent_forget(wh_memo_t *m, const char *kind, const char *ns, const char *name);
+/* The same, with the generation of the object the context is about (0: not
+ * known): a recent context is the object's latest only while the object is
+ * still at that generation (stamp.c). */
+void wh_memo_recent_put_gen(wh_memo_t *m, const char *kind, const char *ns, const char *name,
+                            const char *uid, const ripple_ctx_t *ctx, int64_t gen, int64_t now);
+int wh_memo_recent_get_gen(wh_memo_t *m, const char *kind, const char *ns, const char *name,
+                           const char *uid, int64_t now, ripple_ctx_t *out, int64_t *gen);
 
 /* The context held for the object of this uid (nothing when uid is empty),
  * about generation gen of it. */

@@ -50,12 +50,13 @@ static const char *meta_str(const json_t *obj, const char *key) {
 }
 
 int wh_related_ctx(wh_t *w, const json_t *obj, const char *kind, int64_t now, ripple_ctx_t *out) {
-  int64_t gen;
+  int64_t gen = 0;
   if (wh_memo_held_get(w->memo, meta_str(obj, "uid"), now, out, &gen) == RIPPLE_OK &&
       !wh_gen_behind(obj, gen))
     return RIPPLE_OK;
-  if (wh_memo_recent_get(w->memo, kind, meta_str(obj, "namespace"), meta_str(obj, "name"),
-                         meta_str(obj, "uid"), now, out) == RIPPLE_OK)
+  if (wh_memo_recent_get_gen(w->memo, kind, meta_str(obj, "namespace"), meta_str(obj, "name"),
+                             meta_str(obj, "uid"), now, out, &gen) == RIPPLE_OK &&
+      !wh_gen_behind(obj, gen))
     return RIPPLE_OK;
   char key[RIPPLE_ANNOTATION_KEYMAX];
   if (ripple_annotation_key(kind, key, sizeof key) != RIPPLE_OK) return RIPPLE_ENOENT;
@@ -187,16 +188,16 @@ static void owner(gather_t *g, const json_t *obj, const char *ns) {
   if (!controlling_owner(obj, &o)) return;
   ripple_ctx_t c;
   int64_t gen = 0;
-  int held = wh_memo_held_get(g->w->memo, o.uid, g->now, &c, &gen) == RIPPLE_OK;
-  if (!held && wh_memo_recent_get(g->w->memo, o.kind, ns, o.name, o.uid, g->now, &c) == RIPPLE_OK) {
-    add_ctx(g->s, &c);
-    return;
-  }
+  /* Memory first (the informers lag by milliseconds): what a scale held, or
+   * what this replica gave the owner moments ago. */
+  int held =
+      wh_memo_held_get(g->w->memo, o.uid, g->now, &c, &gen) == RIPPLE_OK ||
+      wh_memo_recent_get_gen(g->w->memo, o.kind, ns, o.name, o.uid, g->now, &c, &gen) == RIPPLE_OK;
   const wh_text_lookup_t *t = &g->w->o.text_lookup;
   if (t->want && o.api_version) t->want(t->ud, o.api_version, o.kind);
   json_t *own = get_whole(g->w, o.kind, ns, o.name);
   if (!own || strcmp(meta_str(own, "uid"), o.uid) != 0) {
-    if (held) add_ctx(g->s, &c); /* not in the informer yet: memory stands in */
+    if (held) add_ctx(g->s, &c); /* not in the informer (yet): memory stands in */
     json_decref(own);
     return;
   }
@@ -204,7 +205,8 @@ static void owner(gather_t *g, const json_t *obj, const char *ns) {
   g->fixed_upstream = 0;
   g->kind = o.kind;
   /* What memory holds is the owner's latest change unless its spec changed
-   * again since (a change no replica held, stamp.c). */
+   * since (a write no replica answered: failurePolicy Ignore let it through
+   * with the older context; stamp.c). */
   if (held) {
     if (wh_gen_behind(own, gen))
       g->s->uncertain = 1;
@@ -288,7 +290,12 @@ void wh_sources_gather(wh_t *w, const wh_review_t *r, const json_t *obj, const c
   const char *ns = meta_str(obj, "namespace");
   if (!*ns) ns = r->ns;
   ripple_ctx_t c;
-  if (wh_memo_recent_get(w->memo, kind, ns, r->name, meta_str(obj, "uid"), now, &c) == RIPPLE_OK)
+  int64_t gen;
+  /* What this replica gave the object moments ago, unless a spec change no
+   * replica answered came since (the stored object's generation is past). */
+  if (wh_memo_recent_get_gen(w->memo, kind, ns, r->name, meta_str(obj, "uid"), now, &c, &gen) ==
+          RIPPLE_OK &&
+      !wh_gen_behind(r->old ? r->old : obj, gen))
     add_ctx(s, &c);
   int status = !strcmp(r->subresource, "status");
   if (!status) owner(&g, obj, ns);

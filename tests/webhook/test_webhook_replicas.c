@@ -15,6 +15,7 @@
  *     decider decides them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wh_fixture.h"
@@ -58,8 +59,7 @@ static uint64_t metric(fx_t *f, const char *name) {
   wh_metrics_write(wh_metrics(f->w), &g, &b);
   const char *p = strstr(b.p, name);
   while (p && (p != b.p && p[-1] != '\n')) p = strstr(p + 1, name);
-  unsigned long long v = 0;
-  if (p) sscanf(p + strlen(name), " %llu", &v);
+  unsigned long long v = p ? strtoull(p + strlen(name), NULL, 10) : 0;
   sbuf_free(&b);
   return v;
 }
@@ -370,6 +370,48 @@ static void test_stale_target(void **state) {
   assert_true(span_is(last_span(f), P_CPID));
 }
 
+/* The hole the hung-replica lab test found: this engine created the
+ * ReplicaSet moments ago (its recent memory has the create's context), then
+ * the ReplicaSet's scale went to a replica that never answered and was let
+ * through unannotated (generation 2). The Pods that scale makes must not take
+ * the create's context from memory. */
+static void test_recent_memory_behind(void **state) {
+  fx_t *f = *state;
+  const char *rs1 =
+      "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+      "\"web-1\",\"namespace\":\"d\"},\"spec\":{\"replicas\":1}}";
+  admit(f, "CREATE", DC, "ReplicaSet", "replicasets", "", "d", "web-1", rs1, "null");
+  ripple_cpid_t created = last_span(f)->cpid;
+  const char *pod =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":"
+      "\"web-1-\",\"namespace\":\"d\",\"ownerReferences\":[{\"apiVersion\":"
+      "\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\","
+      "\"controller\":true}]}}";
+  /* The informer has it at generation 1: memory is its latest. */
+  char rs[1024], id[40];
+  fmt(&created, id);
+  snprintf(rs, sizeof rs,
+           "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+           "\"web-1\",\"namespace\":\"d\",\"uid\":\"rs-uid\",\"generation\":%d,"
+           "\"annotations\":{\"cpid.ripple.dev/replicaset\":\"1;%s\","
+           "\"cpid.ripple.dev/replicaset.generation\":\"1\"}}}",
+           1, id);
+  world_add(&f->world, rs);
+  admit(f, "CREATE", RSC, "Pod", "pods", "", "d", "", pod, "null");
+  assert_true(ripple_cpid_equal(&last_span(f)->cpid, &created));
+  /* Then at generation 2, a scale nobody answered. */
+  snprintf(rs, sizeof rs,
+           "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":"
+           "\"web-1\",\"namespace\":\"d\",\"uid\":\"rs-uid\",\"generation\":%d,"
+           "\"annotations\":{\"cpid.ripple.dev/replicaset\":\"1;%s\","
+           "\"cpid.ripple.dev/replicaset.generation\":\"1\"}}}",
+           2, id);
+  world_set(&f->world, 0, rs);
+  admit(f, "CREATE", RSC, "Pod", "pods", "", "d", "", pod, "null");
+  assert_string_equal(attr(last_span(f), "causeUnknown"), "true");
+  assert_false(ripple_cpid_equal(&last_span(f)->cpid, &created));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_unchanged_deployment_inherits, setup, teardown),
@@ -385,6 +427,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stamp_on_update, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_owner, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_target, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_recent_memory_behind, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
