@@ -2,6 +2,7 @@
 # bench-webhook.sh: what ripple-webhook costs the paper-1 scenario on the lab.
 #
 # Usage: bench/bench-webhook.sh [--runs N] [--build DIR] [--scenario FILE] [--out DIR] [--null]
+#                                [--replicas N]
 #   --runs N         runs with and runs without the webhook, alternating (default 10)
 #   --build DIR      the build whose bin/ripple-run, ripple-webhook and ripple-server run
 #                    (default build/release)
@@ -12,6 +13,20 @@
 #   --null           a third arm, "null": a second ripple-webhook registered the same way
 #                    but told to leave the namespace alone (--namespace-exclude), so it
 #                    answers at once without a patch: what calling any webhook costs
+#   --replicas N     run each webhook as N replicas behind a load balancer (default 1:
+#                    one process, no balancer). "With": N ripple-webhook processes with
+#                    the decider flags (--decider-lease in a namespace of the bench's own,
+#                    --peer-address 127.0.0.1, --peer-ca $RIPPLE_LAB_CA: the Lease's
+#                    holder decides, the others forward to it, docs/webhook.md "Several
+#                    replicas"); "null": N do-nothing webhooks. Each arm is registered by
+#                    the address of its own lbproxy (the build's tests/lbproxy, one
+#                    backend per connection at random, as kube-proxy does); the runs
+#                    start once a replica reports ripple_webhook_decider 1, and every
+#                    "with" run waits for that again. Also printed: the replicas'
+#                    forwarded, forward-failed and cause-unknown counters, summed.
+#                    $RIPPLE_LBPROXY_BIN, when set, is the balancer run instead (the
+#                    build's sets no TCP_NODELAY, which costs many calls of both arms a
+#                    delayed ACK: docs/benchmarks.md, "Several replicas")
 #
 # The lab must be up (lab/lab up). One ripple-server (trace server) and one ripple-webhook
 # (lab certificates, informers) run for the whole benchmark; each run gets its own
@@ -28,12 +43,16 @@
 # every operation; exact mean from _sum/_count, percentiles interpolated linearly in the
 # histogram's buckets as Prometheus' histogram_quantile does, so no finer than its
 # buckets: 5 ms, 25 ms, ...) and from the webhook's own
-# ripple_webhook_request_duration_seconds (body to answer, buckets from 50 us).
+# ripple_webhook_request_duration_seconds (body to answer, buckets from 50 us; with
+# --replicas, summed over the replicas: a review is counted once, by the replica that
+# decided it, for the decision alone; a forwarding replica counts nothing, so the
+# forward's round trip shows only in kube-apiserver's figures).
 # Registrations, processes and namespaces are removed on exit, also on failure.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 runs=10 build="$root/build/release" scenario="$root/scenarios/paper1-overhead.yaml" out="" null=0
+replicas=1
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -41,15 +60,20 @@ while (($#)); do
     --scenario) scenario=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --null) null=1; shift ;;
+    --replicas) replicas=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "bench-webhook: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "bench-webhook: --runs wants a positive number" >&2; exit 2; }
 ((!null || runs <= 30)) || { echo "bench-webhook: --null allows at most 30 runs" >&2; exit 2; }
+[[ $replicas =~ ^[1-9][0-9]?$ ]] || { echo "bench-webhook: --replicas wants a number from 1 to 99" >&2; exit 2; }
 for b in ripple-run ripple-webhook ripple-server; do
   [[ -x $build/bin/$b ]] || { echo "bench-webhook: no $build/bin/$b (build first, or --build)" >&2; exit 2; }
 done
+lbproxy=${RIPPLE_LBPROXY_BIN:-$build/tests/lbproxy}
+((replicas == 1)) || [[ -x $lbproxy ]] ||
+  { echo "bench-webhook: --replicas needs $lbproxy (build the tests: cmake --build $build)" >&2; exit 2; }
 for t in jq curl awk; do
   command -v "$t" >/dev/null || { echo "bench-webhook: $t is needed" >&2; exit 2; }
 done
@@ -62,14 +86,15 @@ k get --raw /readyz >/dev/null || { echo "bench-webhook: the lab is not up (lab/
 work=$(mktemp -d /tmp/ripple-bench-webhook.XXXXXX)
 [[ -z $out ]] || mkdir -p "$out"
 whname="ripple-bench-$$"
-server_pid="" webhook_pid="" null_pid="" namespaces=()
+server_pid="" namespaces=()
+# Per arm: the processes (webhooks and load balancer) and the webhooks' ports.
+pids=() with_ports=() null_ports=()
 cleanup() {
   local rc=$?
   for n in "$whname" "$whname-null"; do
     "$root/webhook/deploy/register-lab.sh" --delete --name "$n" >/dev/null 2>&1 || true
   done
-  [[ -z $webhook_pid ]] || kill "$webhook_pid" 2>/dev/null || true
-  [[ -z $null_pid ]] || kill "$null_pid" 2>/dev/null || true
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   [[ -z $server_pid ]] || kill "$server_pid" 2>/dev/null || true
   for ns in "${namespaces[@]}"; do k delete namespace "$ns" --wait=false --ignore-not-found >/dev/null 2>&1 || true; done
   if [[ -n $out ]]; then cp -r "$work"/. "$out"/ 2>/dev/null || true; fi
@@ -97,28 +122,92 @@ echo "before: $(load)"
 "$build/bin/ripple-server" --listen 127.0.0.1:0 --db "$work/trace.db" 2>"$work/server.log" &
 server_pid=$!
 server_port=$(port_of "$work/server.log")
-"$build/bin/ripple-webhook" --listen 127.0.0.1:0 --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" \
-  --tls-key "$RIPPLE_LAB_WEBHOOK_KEY" --trace-server "http://127.0.0.1:$server_port" \
-  2>"$work/webhook.log" &
-webhook_pid=$!
-port=$(port_of "$work/webhook.log")
-wh_url="https://127.0.0.1:$port"
-for _ in $(seq 300); do
-  curl -sf --cacert "$RIPPLE_LAB_CA" "$wh_url/readyz" >/dev/null && break
-  sleep 0.1
+
+# A namespace of our own, ready for Pods (its default ServiceAccount exists).
+make_ns() {
+  local ns=$1
+  k create namespace "$ns" >/dev/null
+  namespaces+=("$ns")
+  for _ in $(seq 300); do
+    k -n "$ns" get serviceaccount default >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "bench-webhook: no default ServiceAccount in $ns" >&2; return 1
+}
+
+# Start an arm's replicas: spawn ARM PORTS_ARRAY ARGS...; their logs are
+# webhook[-null].log, or webhook[-null]-K.log with --replicas.
+spawn() {
+  local arm=$1 r log
+  local -n ports_=$2
+  shift 2
+  for r in $(seq "$replicas"); do
+    log="$work/webhook${arm:+-$arm}$( ((replicas == 1)) || echo "-$r").log"
+    "$build/bin/ripple-webhook" "$@" 2>"$log" &
+    pids+=($!)
+    ports_+=("$(port_of "$log")")
+  done
+}
+# A load balancer in front of PORTS...; its port in lb_port.
+balance() {
+  local log=$1 b=() p
+  shift
+  for p; do b+=(--backend "127.0.0.1:$p"); done
+  "$lbproxy" --listen 127.0.0.1:0 "${b[@]}" >/dev/null 2>"$log" &
+  pids+=($!)
+  lb_port=$(port_of "$log")
+}
+# A replica's /metrics; nothing when it does not answer.
+metrics() { curl -sf --cacert "$RIPPLE_LAB_CA" "https://127.0.0.1:$1/metrics" || true; }
+# One of the with-arm's replicas decides (holds the Lease and has settled).
+decider_wait() {
+  local p
+  for _ in $(seq 300); do
+    for p in "${with_ports[@]}"; do
+      metrics "$p" | grep -x 'ripple_webhook_decider 1' >/dev/null && return 0
+    done
+    sleep 0.1
+  done
+  echo "bench-webhook: no replica became the decider in 30 s (logs $work/webhook-*.log)" >&2
+  return 1
+}
+
+wh_args=(--listen 127.0.0.1:0 --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" --tls-key "$RIPPLE_LAB_WEBHOOK_KEY"
+  --trace-server "http://127.0.0.1:$server_port")
+if ((replicas > 1)); then
+  make_ns "wlb-$$-decider"
+  wh_args+=(--decider-lease "wlb-$$-decider/ripple-decider" --peer-address 127.0.0.1
+    --peer-ca "$RIPPLE_LAB_CA")
+fi
+spawn "" with_ports "${wh_args[@]}"
+for p in "${with_ports[@]}"; do
+  for _ in $(seq 300); do
+    curl -sf --cacert "$RIPPLE_LAB_CA" "https://127.0.0.1:$p/readyz" >/dev/null && break
+    sleep 0.1
+  done
+  curl -sf --cacert "$RIPPLE_LAB_CA" "https://127.0.0.1:$p/readyz" >/dev/null ||
+    { echo "bench-webhook: the webhook's informers did not sync" >&2; exit 1; }
 done
-curl -sf --cacert "$RIPPLE_LAB_CA" "$wh_url/readyz" >/dev/null ||
-  { echo "bench-webhook: the webhook's informers did not sync" >&2; exit 1; }
+if ((replicas > 1)); then
+  decider_wait
+  balance "$work/lbproxy.log" "${with_ports[@]}"
+  port=$lb_port
+else
+  port=${with_ports[0]}
+fi
 modes="with without"
 if ((null)); then
   modes="with without null"
   excl=ripple-system
   for i in $(seq "$runs"); do excl+=",wlb-$$-$i-null"; done
-  "$build/bin/ripple-webhook" --listen 127.0.0.1:0 --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" \
-    --tls-key "$RIPPLE_LAB_WEBHOOK_KEY" --no-informers --namespace-exclude "$excl" \
-    2>"$work/webhook-null.log" &
-  null_pid=$!
-  null_port=$(port_of "$work/webhook-null.log")
+  spawn null null_ports --listen 127.0.0.1:0 --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" \
+    --tls-key "$RIPPLE_LAB_WEBHOOK_KEY" --no-informers --namespace-exclude "$excl"
+  if ((replicas > 1)); then
+    balance "$work/lbproxy-null.log" "${null_ports[@]}"
+    null_port=$lb_port
+  else
+    null_port=${null_ports[0]}
+  fi
 fi
 
 # A registration's apiserver histogram, summed over operations: "le count" lines, then
@@ -133,39 +222,33 @@ apiserver_hist() {
     }
     END { for (le in b) print le, b[le]; print "sum", s + 0; print "count", c + 0 }'
 }
+# The webhook's own histogram, summed over the replicas on PORTS...
 webhook_hist() {
-  curl -sf --cacert "$RIPPLE_LAB_CA" "$1/metrics" | awk '
-    /^ripple_webhook_request_duration_seconds_bucket/ { match($1, /le="[^"]*"/); print substr($1, RSTART + 4, RLENGTH - 5), $2 }
-    /^ripple_webhook_request_duration_seconds_sum/ { print "sum", $2 }
-    /^ripple_webhook_request_duration_seconds_count/ { print "count", $2 }'
+  local p
+  for p; do metrics "$p"; done | awk '
+    /^ripple_webhook_request_duration_seconds_bucket/ { match($1, /le="[^"]*"/); b[substr($1, RSTART + 4, RLENGTH - 5)] += $2 }
+    /^ripple_webhook_request_duration_seconds_sum/ { s += $2 }
+    /^ripple_webhook_request_duration_seconds_count/ { c += $2 }
+    END { for (le in b) print le, b[le]; printf "sum %.9f\n", s; print "count", c + 0 }'
 }
 
-# A namespace of our own, ready for Pods (its default ServiceAccount exists).
-make_ns() {
-  local ns=$1
-  k create namespace "$ns" >/dev/null
-  namespaces+=("$ns")
-  for _ in $(seq 300); do
-    k -n "$ns" get serviceaccount default >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  echo "bench-webhook: no default ServiceAccount in $ns" >&2; return 1
-}
-
+# Requests answered by the replicas on PORTS... (a forwarded one counts at the decider).
 requests() {
-  curl -sf --cacert "$RIPPLE_LAB_CA" "https://127.0.0.1:$1/metrics" |
-    awk '$1 == "ripple_webhook_requests_total" { print $2 }'
+  local p
+  for p; do metrics "$p"; done | awk '$1 == "ripple_webhook_requests_total" { n += $2 } END { print n + 0 }'
 }
 
-# Register NAME for ns (the webhook on PORT) and wait until the API server calls it
-# there: a server-side dry run (dry runs send no mergelog) reaches the webhook.
+# Register NAME for ns (the webhook, or its load balancer, on PORT) and wait until the
+# API server calls it there: a server-side dry run (dry runs send no mergelog) reaches
+# one of the replicas on PORTS...
 register() {
   local name=$1 p=$2 ns=$3 n0 n1
+  shift 3
   "$root/webhook/deploy/register-lab.sh" --name "$name" --port "$p" "$ns" >/dev/null
   for _ in $(seq 300); do
-    n0=$(requests "$p")
+    n0=$(requests "$@")
     k -n "$ns" create service clusterip probe --tcp=80:80 --dry-run=server -o name >/dev/null 2>&1
-    n1=$(requests "$p")
+    n1=$(requests "$@")
     ((${n1:-0} > ${n0:-0})) && return 0
     sleep 0.1
   done
@@ -186,8 +269,8 @@ one_run() {
   local ns="wlb-$$-$i-$mode"
   make_ns "$ns"
   case $mode in
-    with) register "$whname" "$port" "$ns" ;;
-    null) register "$whname-null" "$null_port" "$ns" ;;
+    with) ((replicas == 1)) || decider_wait; register "$whname" "$port" "$ns" "${with_ports[@]}" ;;
+    null) register "$whname-null" "$null_port" "$ns" "${null_ports[@]}" ;;
   esac
   if ! "$build/bin/ripple-run" "$scenario" --no-watch --out "$work/$mode-$i" --namespace "$ns" \
     >"$work/$mode-$i.log" 2>&1; then
@@ -213,10 +296,13 @@ for i in $(seq "$runs"); do
   echo "$line" >&2
 done
 apiserver_hist "$whname" >"$work/apiserver-hist.txt"
-webhook_hist "$wh_url" >"$work/webhook-hist.txt"
+webhook_hist "${with_ports[@]}" >"$work/webhook-hist.txt"
 if ((null)); then
   apiserver_hist "$whname-null" >"$work/apiserver-hist-null.txt"
-  webhook_hist "https://127.0.0.1:$null_port" >"$work/webhook-hist-null.txt"
+  webhook_hist "${null_ports[@]}" >"$work/webhook-hist-null.txt"
+fi
+if ((replicas > 1)); then
+  for p in "${with_ports[@]}"; do metrics "$p" >"$work/metrics-$p.txt" || true; done
 fi
 k get --raw /metrics | grep -E "^apiserver_admission_webhook_(fail_open_count|request_total)\{.*$whname" \
   >"$work/apiserver-webhook-counts.txt" || true
@@ -282,9 +368,25 @@ echo "  le=0.005: $(awk '$1 == "0.005" { a = $2 } $1 == "+Inf" { b = $2 } END { 
 echo "  fail-open and request counters: $(awk '{ printf "%s%s", sep, $0; sep = "; " }' "$work/apiserver-webhook-counts.txt")"
 echo "webhook's own histogram (ripple_webhook_request_duration_seconds, body to answer;"
 echo "  interpolated in buckets 50 us, 100 us, 250 us, 500 us, 1 ms, 2.5 ms, ...):"
+if ((replicas > 1)); then
+  echo "  (summed over the $replicas replicas: each review once, where it was decided, the"
+  echo "  decision alone; a forward's round trip is in kube-apiserver's figures only)"
+fi
 echo "  $(percentiles "$work/webhook-hist.txt")"
+if ((replicas > 1)); then
+  echo "  replicas (port: decided, forwarded, forward failed, cause unknown, decider):"
+  for p in "${with_ports[@]}"; do
+    echo "    $p: $(awk '$1 == "ripple_webhook_requests_total" { r = $2 } $1 == "ripple_webhook_forwarded_total" { f = $2 }
+      $1 == "ripple_webhook_forward_failed_total" { x = $2 } $1 == "ripple_webhook_cause_unknown_total" { u = $2 }
+      $1 == "ripple_webhook_decider" { d = $2 } END { printf "%d, %d, %d, %d, %d", r, f, x, u, d }' "$work/metrics-$p.txt")"
+  done
+  echo "  summed: $(cat "$work"/metrics-*.txt | awk '
+    $1 == "ripple_webhook_forwarded_total" { f += $2 } $1 == "ripple_webhook_forward_failed_total" { x += $2 }
+    $1 == "ripple_webhook_cause_unknown_total" { u += $2 }
+    END { printf "ripple_webhook_forwarded_total %d, ripple_webhook_forward_failed_total %d, ripple_webhook_cause_unknown_total %d", f, x, u }')"
+fi
 if ((null)); then
   echo "null webhook (answers at once, no patch), seen by kube-apiserver:"
   echo "  $(percentiles "$work/apiserver-hist-null.txt")"
-  echo "  its own histogram: $(percentiles "$work/webhook-hist-null.txt")"
+  echo "  its own histogram$( ((replicas == 1)) || echo " (summed over $replicas replicas)"): $(percentiles "$work/webhook-hist-null.txt")"
 fi
