@@ -22,6 +22,16 @@ void cl_start_webhook(void) {
 }
 
 void cl_begin(const char *prefix) {
+  /* RIPPLE_TEST_SECOND_APISERVER: the test's writes (a person's) and the
+   * webhooks' informers on the lab's second API server, the controllers on
+   * the first, as on a control plane of several (lab/lab up --apiservers 2). */
+  const char *second = getenv("RIPPLE_LAB_KUBECONFIG2");
+  if (getenv("RIPPLE_TEST_SECOND_APISERVER")) {
+    if (second && *second)
+      setenv("KUBECONFIG", second, 1);
+    else
+      fprintf(stderr, "# no second API server (lab/lab up --apiservers 2): the first only\n");
+  }
   whlab_begin_cluster(&cl, prefix);
   /* The same cascades through several replicas behind a load balancer, one
    * deciding (tests/webhook/CMakeLists.txt runs test_cascades3_lab so). */
