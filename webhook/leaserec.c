@@ -10,29 +10,19 @@
 #include <time.h>
 
 #include "lease.h"
+#include "ripplex/clock.h"
 
 #define NS 1000000000LL
 
 /* ---- MicroTime ----------------------------------------------------------- */
 
-static void put_digits(char *p, int64_t v, int n) {
-  for (int i = n - 1; i >= 0; i--, v /= 10) p[i] = (char)('0' + v % 10);
-}
-
 void wh_lease_time_format(int64_t wall_ns, char out[WH_LEASE_MICROTIME + 1]) {
-  int64_t sec = wall_ns / NS, frac = wall_ns % NS;
-  if (frac < 0) frac += NS, sec -= 1;
-  time_t t = (time_t)sec;
-  struct tm tm;
-  if (!gmtime_r(&t, &tm)) memset(&tm, 0, sizeof tm);
-  memcpy(out, "0000-00-00T00:00:00.000000Z", WH_LEASE_MICROTIME + 1);
-  put_digits(out, tm.tm_year < -1900 ? 0 : (tm.tm_year + 1900) % 10000, 4);
-  put_digits(out + 5, tm.tm_mon + 1, 2);
-  put_digits(out + 8, tm.tm_mday, 2);
-  put_digits(out + 11, tm.tm_hour, 2);
-  put_digits(out + 14, tm.tm_min, 2);
-  put_digits(out + 17, tm.tm_sec, 2);
-  put_digits(out + 20, frac / 1000, 6);
+  /* ripplex's nanosecond text, cut to the microseconds MicroTime keeps. */
+  char full[RIPPLE_TIME_STRLEN + 1];
+  time_text(wall_ns, full);
+  memcpy(out, full, WH_LEASE_MICROTIME - 1);
+  out[WH_LEASE_MICROTIME - 1] = 'Z';
+  out[WH_LEASE_MICROTIME] = '\0';
 }
 
 /* n decimal digits at *p (advanced), within [lo, hi]; -1 otherwise. */

@@ -202,18 +202,22 @@ static int web_ready(void *ud) {
   return ok;
 }
 
-void rc_settle(rc_change_t *c, json_t *seen, void (*tick)(void *), void *ud) {
-  ready_t r = {c->replicas, tick, ud};
-  cl_wait(web_ready, &r, 120000, "the Deployment web to be ready");
-  json_t *all = lab_names(cl.kc, "pods", cl.ns, "app=web");
-  c->pods = json_object();
+json_t *rc_new_pods(json_t *seen) {
+  json_t *all = lab_names(cl.kc, "pods", cl.ns, "app=web"), *fresh = json_object();
   const char *k;
   json_t *v;
   json_object_foreach(all, k, v) {
-    if (!json_object_get(seen, k)) json_object_set(c->pods, k, json_true());
+    if (!json_object_get(seen, k)) json_object_set(fresh, k, json_true());
   }
   json_object_update(seen, all);
   json_decref(all);
+  return fresh;
+}
+
+void rc_settle(rc_change_t *c, json_t *seen, void (*tick)(void *), void *ud) {
+  ready_t r = {c->replicas, tick, ud};
+  cl_wait(web_ready, &r, 120000, "the Deployment web to be ready");
+  c->pods = rc_new_pods(seen);
 }
 
 void rc_changes_free(rc_change_t *ch, int n) {

@@ -75,6 +75,9 @@ typedef struct rc_change {
 /* Wait (at most 120 s) until "web" has c->replicas ready, calling tick(ud)
  * (when not NULL) at every poll; c's Pods are the ones not in *seen, which
  * then holds every Pod. */
+/* The Pods of Deployment web not in *seen (a new object of names), which then
+ * holds every Pod. */
+json_t *rc_new_pods(json_t *seen);
 void rc_settle(rc_change_t *c, json_t *seen, void (*tick)(void *), void *ud);
 /* Classify the Pods of ch[0..n-1] (n in time order) by their contexts and the
  * trace server's graph, print one line per change and the evidence of every

@@ -153,12 +153,7 @@ static void expect_echo(unsigned port, size_t len) {
 }
 
 static int count_lines(const char *path, const char *what) {
-  FILE *f = fopen(path, "r");
-  char line[1024];
-  int n = 0;
-  while (f && fgets(line, sizeof line, f)) n += strstr(line, what) != NULL;
-  if (f) fclose(f);
-  return n;
+  return whlab_count_in_log(path, what);
 }
 
 /* ---- tests ------------------------------------------------------------------- */

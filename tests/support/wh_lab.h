@@ -100,6 +100,8 @@ void whlab_ns_delete(whlab_t *l);
 long whlab_webhook_get(const whlab_t *l, const char *path, char **body);
 /* The same on 127.0.0.1:port (one replica). */
 long whlab_get_port(unsigned port, const char *path, char **body);
+/* The lines of the log at path that contain what (0 when it cannot be read). */
+int whlab_count_in_log(const char *path, const char *what);
 
 /* ---- webhook replicas behind lbproxy (wh_replicas.c) ---------------------------- */
 

@@ -44,7 +44,7 @@ static void write_backends(const whlab_t *l, const char *path) {
   assert_int_equal(rename(tmp, path), 0);
 }
 
-static int count_in_log(const char *path, const char *what) {
+int whlab_count_in_log(const char *path, const char *what) {
   FILE *f = fopen(path, "r");
   char line[1024];
   int n = 0;
@@ -60,7 +60,7 @@ typedef struct reloads {
 
 static int reloaded(void *ud) {
   const reloads_t *r = ud;
-  return count_in_log(r->log, "event=backends ") >= r->want;
+  return whlab_count_in_log(r->log, "event=backends ") >= r->want;
 }
 
 /* Tell lbproxy of the replicas that run now, and wait until it has read them:
@@ -69,7 +69,7 @@ static void update_service(whlab_t *l) {
   char path[300];
   snprintf(path, sizeof path, "%s/backends", l->dir);
   write_backends(l, path);
-  reloads_t r = {l->lb.log, count_in_log(l->lb.log, "event=backends ") + 1};
+  reloads_t r = {l->lb.log, whlab_count_in_log(l->lb.log, "event=backends ") + 1};
   kill(l->lb.pid, SIGHUP);
   if (!lab_wait(reloaded, &r, 10000)) fail_msg("lbproxy did not re-read %s", path);
 }

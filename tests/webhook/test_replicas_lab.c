@@ -70,15 +70,7 @@ typedef struct change {
  * not in *seen, which then holds every Pod. */
 static void settle(change_t *c, json_t *seen) {
   cl_wait_fields("deployments", "web", c->replicas, CL_READY_APPS, 120000);
-  json_t *all = lab_names(cl.kc, "pods", cl.ns, "app=web");
-  c->pods = json_object();
-  const char *k;
-  json_t *v;
-  json_object_foreach(all, k, v) {
-    if (!json_object_get(seen, k)) json_object_set(c->pods, k, json_true());
-  }
-  json_object_update(seen, all);
-  json_decref(all);
+  c->pods = rc_new_pods(seen);
 }
 
 /* ---- what the trace server holds -------------------------------------------- */
