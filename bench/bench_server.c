@@ -25,13 +25,13 @@
 #include <unistd.h>
 
 #include "benchutil.h"
-#include "decode.h"
-#include "graph.h"
+#include "graph/graph.h"
+#include "ingest/decode.h"
 #include "ripplex/clock.h"
 #include "ripplex/sbuf.h"
 #include "ripplex/wire.h"
-#include "server.h"
-#include "store.h"
+#include "serve/server.h"
+#include "store/store.h"
 
 static int failures;
 

@@ -5,7 +5,7 @@
  * sees, one per Event), so jansson reads them: clarity over speed here. The
  * canonical record is built field by field from what was checked.
  */
-#include "details.h"
+#include "analysis/details.h"
 
 #include <stdarg.h>
 #include <stdio.h>

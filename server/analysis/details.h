@@ -17,9 +17,9 @@
 #ifndef RIPPLE_SERVER_DETAILS_H
 #define RIPPLE_SERVER_DETAILS_H
 
-#include "audit.h"
-#include "decode.h"
-#include "facts.h"
+#include "ingest/audit.h"
+#include "ingest/decode.h"
+#include "store/facts.h"
 
 /* The largest stored record (a snapshot of a big object is cut by the agent
  * long before this). */

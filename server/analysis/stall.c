@@ -46,14 +46,14 @@
  *    follower; a span that arrives late is also matched, as the earlier
  *    write, against the later ones still in the window.
  */
-#include "stall.h"
+#include "analysis/stall.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/stall_int.h"
 #include "ripplex/cpid.h"
 #include "ripplex/rnd.h"
-#include "stall_int.h"
 
 #define NIL STALL_NIL
 #define W(s, i) stall_w(s, i)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stall_int.h"
+#include "analysis/stall_int.h"
 
 #define NIL STALL_NIL
 #define W(s, i) stall_w(s, i)

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stall.h"
+#include "analysis/stall.h"
 
 #define STALL_NIL UINT32_MAX
 #define STALL_ANY UINT32_MAX /* an expectation's next hop: any */

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keytab.h"
-#include "stall_int.h"
+#include "analysis/stall_int.h"
+#include "graph/keytab.h"
 
 uint64_t stall_mix(uint64_t x) { return keytab_mix(x); }
 

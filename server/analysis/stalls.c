@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "keytab.h"
+#include "graph/keytab.h"
 #include "ripplex/prom.h"
 #include "ripplex/wire.h"
-#include "server.h"
+#include "serve/server.h"
 
 /* A span's strings as the detector wants them: NUL-terminated copies. */
 typedef struct span_text {

@@ -28,12 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "details.h"
-#include "keytab.h"
+#include "analysis/details.h"
+#include "graph/keytab.h"
 #include "ripplex/cpid.h"
 #include "ripplex/idle.h"
 #include "ripplex/wire.h"
-#include "server.h"
+#include "serve/server.h"
 
 /* Events and audit events that come after the cascade's last write still
  * belong to it for this long (a Pod that cannot be scheduled gets its

@@ -12,7 +12,7 @@
  * new one), synced to disk once a second and at stop; a power loss may lose
  * the last second's saves, which sends those rows again: at least once.
  */
-#include "export.h"
+#include "export/export.h"
 #include "ripplex/idle.h"
 
 #include <curl/curl.h>
@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gzip.h"
-#include "otlp.h"
+#include "ingest/gzip.h"
+#include "ingest/otlp.h"
 #include "ripplex/clock.h"
 #include "ripplex/logonce.h"
 #include "ripplex/prom.h"

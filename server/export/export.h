@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "ripplex/sbuf.h"
-#include "server.h"
+#include "serve/server.h"
 
 typedef struct exp_config {
   const char *url;         /* http(s)://host:port/v1/traces, used as given */

@@ -10,7 +10,7 @@
  * allocating and freeing the tree). The protobuf messages are built in the
  * same arena and packed by protobuf-c.
  */
-#include "otlp.h"
+#include "ingest/otlp.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -25,7 +25,7 @@
 #include "ripplex/cpid.h"
 #include "ripplex/hex.h"
 
-#include "otlp.pb-c.h"
+#include "ingest/otlp.pb-c.h"
 
 typedef Ripple__Otlp__Span pb_span_t;
 typedef Ripple__Otlp__KeyValue pb_kv_t;

@@ -12,7 +12,7 @@
  * Chunks never move, so growing is cheap and memory grows by one chunk at a
  * time; freed slots go on free lists threaded through the slots themselves.
  */
-#include "graph.h"
+#include "graph/graph.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * keytab.c - see keytab.h.
  */
-#include "keytab.h"
+#include "graph/keytab.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,12 +6,12 @@
  * CPID replaces the one whose latest write is oldest. Answers sort the few
  * entries of the objects they return.
  */
-#include "objects.h"
+#include "graph/objects.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "keytab.h"
+#include "graph/keytab.h"
 #include "ripplex/cpid.h"
 
 /* Most objects are written under one or two CPIDs (a Pod: its create and

@@ -10,12 +10,12 @@
  * Sorting on every add instead would let a client that sends one object's
  * roots in reverse time order make ingest quadratic.
  */
-#include "roots.h"
+#include "graph/roots.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "keytab.h"
+#include "graph/keytab.h"
 
 typedef struct rent {
   int64_t time;

@@ -10,7 +10,7 @@
 
 #include "ripplex/clock.h"
 #include "ripplex/wire.h"
-#include "server.h"
+#include "serve/server.h"
 
 /* How many CPIDs a root's summary walks; past it the summary says so. */
 #define SUMMARY_WALK_MAX 10000

@@ -23,7 +23,7 @@
  *    EventList, which wins over too many items; so the whole body is always
  *    parsed (items past max_events are counted, not read).
  */
-#include "audit.h"
+#include "ingest/audit.h"
 
 #include <limits.h>
 #include <stdarg.h>

@@ -28,8 +28,8 @@
  * which wins over the first bad record. So after the first bad record the
  * parse goes on, checking syntax only.
  */
-#include "decode.h"
-#include "decode_batch.h"
+#include "ingest/decode.h"
+#include "ingest/decode_batch.h"
 
 #include "ripplex/cpid.h"
 #include "ripplex/jstrict.h"

@@ -2,7 +2,7 @@
  * decode_batch.c - a request's batch as the decoder builds it, and the one
  * mergelog per CPID rule (decode_batch.h).
  */
-#include "decode_batch.h"
+#include "ingest/decode_batch.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "ingest/decode.h"
 
 /* Append a record whose canonical body starts at body_off of b->body and whose
  * nsrc sources start at src_off of b->src (b->rec has room for it). */

@@ -1,7 +1,7 @@
 /*
  * gzip.c - see gzip.h.
  */
-#include "gzip.h"
+#include "ingest/gzip.h"
 
 #include <stdlib.h>
 

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "ingest/decode.h"
 #include "ripple/ripple.h"
 #include "ripplex/sbuf.h"
 

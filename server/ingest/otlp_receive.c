@@ -17,7 +17,7 @@
  * (otlp.proto) and allocates from a budget; JSON goes through jansson, whose
  * depth is bounded.
  */
-#include "otlp.h"
+#include "ingest/otlp.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "otlp.pb-c.h"
+#include "ingest/otlp.pb-c.h"
 #include "ripplex/clock.h"
 #include "ripplex/hex.h"
 #include "ripplex/utf8.h"

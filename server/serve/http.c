@@ -7,7 +7,7 @@
  * Content-Length, or while streaming), and every error is a JSON object that
  * says what was wrong.
  */
-#include "http.h"
+#include "serve/http.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@
 #include "ripplex/httpd.h"
 #include "ripplex/sbuf.h"
 
-#include "gzip.h"
+#include "ingest/gzip.h"
 
 /* Answers at least this large are compressed for clients that take gzip: a
  * trace of 10,000 spans is 4.8 MB of JSON, about a tenth of that compressed,

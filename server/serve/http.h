@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "server.h"
-#include "web.h"
+#include "serve/server.h"
+#include "serve/web.h"
 
 typedef struct http_opts {
   const char *host;      /* IPv4 address to listen on */

@@ -17,12 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export.h"
-#include "http.h"
+#include "export/export.h"
 #include "ripplex/httpd.h"
 #include "ripplex/opt.h"
-#include "server.h"
-#include "web.h"
+#include "serve/http.h"
+#include "serve/server.h"
+#include "serve/web.h"
 
 static void usage(FILE *f) {
   fprintf(

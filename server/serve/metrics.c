@@ -1,7 +1,7 @@
 /*
  * metrics.c - see metrics.h.
  */
-#include "metrics.h"
+#include "serve/metrics.h"
 
 #include <stdio.h>
 

@@ -6,8 +6,8 @@
  * answer. So anything acknowledged is both durable and visible to queries, and
  * a restart rebuilds exactly the acknowledged state from storage.
  */
-#include "server.h"
-#include "otlp.h"
+#include "serve/server.h"
+#include "ingest/otlp.h"
 #include "ripplex/prom.h"
 #include "ripplex/sbuf.h"
 #include "ripplex/wire.h"

@@ -8,15 +8,15 @@
 
 #include <pthread.h>
 
-#include "decode.h"
-#include "facts.h"
-#include "graph.h"
-#include "metrics.h"
-#include "objects.h"
+#include "analysis/stall.h"
+#include "graph/graph.h"
+#include "graph/objects.h"
+#include "graph/roots.h"
+#include "ingest/decode.h"
 #include "ripplex/sbuf.h"
-#include "roots.h"
-#include "stall.h"
-#include "store.h"
+#include "serve/metrics.h"
+#include "store/facts.h"
+#include "store/store.h"
 
 typedef struct srv_config {
   const char *db_path;

@@ -8,7 +8,7 @@
  * directory, and a request can only name a file that was loaded: there is
  * no path from a URL to the file system at all.
  */
-#include "web.h"
+#include "serve/web.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
  * oldest by time (and past max_rows, by seq) in short transactions from the
  * writer thread, between groups.
  */
-#include "facts.h"
+#include "store/facts.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -19,7 +19,7 @@
 #include "ripple/ripple.h"
 #include "ripplex/clock.h"
 #include "ripplex/idle.h"
-#include "sqlconn.h"
+#include "store/sqlconn.h"
 
 static const char *schema =
     "CREATE TABLE IF NOT EXISTS facts(seq INTEGER PRIMARY KEY, type INTEGER NOT NULL,"

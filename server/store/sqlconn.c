@@ -1,7 +1,7 @@
 /*
  * sqlconn.c - see sqlconn.h.
  */
-#include "sqlconn.h"
+#include "store/sqlconn.h"
 
 #include <stdio.h>
 

@@ -23,10 +23,10 @@
  * partial index that holds the roots only. Also without a new schema version:
  * an older database gets the columns, filled from its bodies, when opened.
  */
-#include "store.h"
+#include "store/store.h"
 #include "ripplex/clock.h"
 #include "ripplex/sbuf.h"
-#include "sqlconn.h"
+#include "store/sqlconn.h"
 
 #include <inttypes.h>
 #include <pthread.h>

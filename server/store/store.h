@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "ingest/decode.h"
 #include "ripplex/sbuf.h"
 
 typedef struct store store_t;

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "decode.h"
+#include "ingest/decode.h"
 #include "ripplex/cpid.h"
 #include "ripplex/rnd.h"
 #include "ripplex/sbuf.h"

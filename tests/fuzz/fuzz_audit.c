@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
+#include "ingest/audit.h"
 #include "ripple/ripple.h"
 #include "ripplex/utf8.h"
 

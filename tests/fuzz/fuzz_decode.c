@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
 #include "decode_ref.h"
+#include "ingest/decode.h"
 #include "ripplex/sbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "details.h"
+#include "analysis/details.h"
 #include "ripplex/sbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

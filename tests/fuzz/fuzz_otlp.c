@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
-#include "gzip.h"
-#include "otlp.h"
+#include "ingest/decode.h"
+#include "ingest/gzip.h"
+#include "ingest/otlp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

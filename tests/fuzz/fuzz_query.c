@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
-#include "server.h"
+#include "serve/http.h"
+#include "serve/server.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,8 +8,8 @@
 #ifndef RIPPLE_TESTS_SERVER_RIG_H
 #define RIPPLE_TESTS_SERVER_RIG_H
 
-#include "http.h"
-#include "server.h"
+#include "serve/http.h"
+#include "serve/server.h"
 
 typedef struct rig {
   char dir[64], db[96], base[64]; /* base: "http://127.0.0.1:<port>" once open */

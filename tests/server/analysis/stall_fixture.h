@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stall.h"
+#include "analysis/stall.h"
 
 #define MS 1000000LL
 #define SEC 1000000000LL

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stall.h"
+#include "analysis/stall.h"
 #include "stall_fixture.h"
 #include "testutil.h"
 

@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "export.h"
-#include "gzip.h"
+#include "export/export.h"
 #include "http_client.h"
-#include "otlp.h"
-#include "otlp.pb-c.h"
+#include "ingest/gzip.h"
+#include "ingest/otlp.h"
+#include "ingest/otlp.pb-c.h"
 #include "ripplex/httpd.h"
 #include "server_rig.h"
 #include "testutil.h"

@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
-#include "export.h"
-#include "gzip.h"
-#include "otlp.h"
-#include "otlp.pb-c.h"
+#include "export/export.h"
+#include "ingest/decode.h"
+#include "ingest/gzip.h"
+#include "ingest/otlp.h"
+#include "ingest/otlp.pb-c.h"
 #include "ripplex/cpid.h"
-#include "store.h"
+#include "store/store.h"
 #include "testutil.h"
 
 #define C1 "11111111-1111-4111-8111-111111111111"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
+#include "graph/graph.h"
 #include "testutil.h"
 
 /* Vertex k of a hand-built graph; its mergelog, if any, is stored at row SEQ(k). */

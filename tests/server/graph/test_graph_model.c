@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
+#include "graph/graph.h"
 #include "testutil.h"
 
 typedef struct seqs {

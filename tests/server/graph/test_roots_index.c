@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "roots.h"
+#include "graph/roots.h"
 #include "testutil.h"
 
 static ripple_cpid_t cpid_of(uint64_t seq) {

@@ -15,8 +15,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "graph/objects.h"
 #include "http_client.h"
-#include "objects.h"
 #include "ripplex/cpid.h"
 #include "server_rig.h"
 #include "testutil.h"

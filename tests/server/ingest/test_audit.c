@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "audit.h"
+#include "ingest/audit.h"
 #include "ripplex/sbuf.h"
 #include "ripplex/utf8.h"
 #include "testutil.h"

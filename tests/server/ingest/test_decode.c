@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "ingest/decode.h"
 #include "ripplex/sbuf.h"
 #include "testutil.h"
 

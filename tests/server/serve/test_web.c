@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "serve/web.h"
 #include "server_rig.h"
 #include "testutil.h"
-#include "web.h"
 
 static const char csp[] =
     "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; "
