@@ -347,7 +347,7 @@ static void graph_queries(srv_t *s, uint64_t nv) {
     size_t n;
     int trunc;
     int64_t t0 = mono_ns();
-    int rc = graph_related(s->g, &id, s->cfg.query_limit, &vs, &n, &trunc);
+    int rc = graph_related(s->core.g, &id, s->cfg.query_limit, &vs, &n, &trunc);
     lat[q] = mono_ns() - t0;
     if (rc != RIPPLE_OK)
       failures++;
@@ -379,7 +379,7 @@ static void graph_worst(srv_t *s, uint64_t nv) {
     ripple_cpid_t id, parent;
     cpid_of(nv + k, &id);
     cpid_of(nv + (k ? (k - 1) / 4 : 0), &parent);
-    if (graph_add_mergelog(s->g, &id, &parent, k ? 1 : 0, 0, nv + k + 1) != 1) failures++;
+    if (graph_add_mergelog(s->core.g, &id, &parent, k ? 1 : 0, 0, nv + k + 1) != 1) failures++;
   }
   ripple_cpid_t root;
   cpid_of(nv, &root);
@@ -391,7 +391,7 @@ static void graph_worst(srv_t *s, uint64_t nv) {
     size_t n;
     int trunc;
     int64_t t0 = mono_ns();
-    if (graph_related(s->g, &root, s->cfg.query_limit, &vs, &n, &trunc) != RIPPLE_OK || !trunc)
+    if (graph_related(s->core.g, &root, s->cfg.query_limit, &vs, &n, &trunc) != RIPPLE_OK || !trunc)
       failures++;
     else
       free(vs);
@@ -420,14 +420,14 @@ static void bench_graph(uint64_t nv) {
   }
   /* The graph is filled directly: the store plays no part in these queries. */
   int64_t rss0 = rss_bytes(), t0 = mono_ns();
-  shape_build(nv, add_to_graph, s.g);
+  shape_build(nv, add_to_graph, s.core.g);
   double build_s = (double)(mono_ns() - t0) / 1e9;
   int64_t rss = rss_bytes() - rss0;
-  size_t v = graph_vertices(s.g), mem = graph_memory(s.g);
+  size_t v = graph_vertices(s.core.g), mem = graph_memory(s.core.g);
   printf(
       "merge graph of %zu vertices, %zu edges (cascades of 5-50, 3%% joined), built in %.1f s "
       "(%.2f us per mergelog)\n",
-      v, graph_edges(s.g), build_s, build_s * 1e6 / (double)nv);
+      v, graph_edges(s.core.g), build_s, build_s * 1e6 / (double)nv);
   double per = (double)mem / (double)v, per_rss = (double)rss / (double)v;
   int ok = per < 100 && per_rss < 100;
   if (!ok) failures++;
@@ -513,13 +513,13 @@ static double time_open(const char *path, uint64_t n, size_t *bytes) {
   int64_t t0 = mono_ns();
   int rc = srv_open(&s, &cfg, err, sizeof err);
   double secs = (double)(mono_ns() - t0) / 1e9;
-  if (rc != RIPPLE_OK || graph_vertices(s.g) != n) {
+  if (rc != RIPPLE_OK || graph_vertices(s.core.g) != n) {
     fprintf(stderr, "bench_server: %s\n", rc ? err : "the rebuilt graph is not the one written");
     failures++;
     secs = -1;
   }
   if (rc == RIPPLE_OK) {
-    *bytes = (size_t)store_size_bytes(s.store);
+    *bytes = (size_t)store_size_bytes(s.core.store);
     srv_close(&s);
   }
   return secs;

@@ -1,10 +1,9 @@
 /*
- * stalls.c - the trace server's side of stalled-cascade detection (stall.h):
- * feeding it every committed span and, at start-up, every stored one;
- * advancing its clock from the writer's tick; and the API's and /metrics'
- * views of it. The detector lives under the server's lock: the writer
- * thread changes it, queries read it.
+ * stalls.c - the trace server's side of stalled-cascade detection
+ * (stalls.h, on stall.h).
  */
+#include "analysis/stalls.h"
+
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -14,7 +13,6 @@
 #include "graph/keytab.h"
 #include "ripplex/prom.h"
 #include "ripplex/wire.h"
-#include "serve/server.h"
 
 /* A span's strings as the detector wants them: NUL-terminated copies. */
 typedef struct span_text {
@@ -25,7 +23,7 @@ static void cut(char *dst, size_t cap, const char *s, size_t n) {
   snprintf(dst, cap, "%.*s", (int)(n < cap ? n : cap - 1), s ? s : "");
 }
 
-void srv_stall_feed(srv_t *s, const dec_batch_t *b) {
+void stalls_feed(stalls_t *s, const dec_batch_t *b) {
   if (!s->stall || b->kind != DEC_SPANS) return;
   span_text_t t;
   for (size_t i = 0; i < b->n; i++) {
@@ -49,7 +47,7 @@ static const char *jstr(const json_t *o, const char *k) {
   return v ? v : "";
 }
 
-void srv_stall_replay(srv_t *s, const store_row_t *r) {
+void stalls_replay(stalls_t *s, const store_row_t *r) {
   if (!s->stall || !r->body) return;
   json_t *o = json_loadb(r->body, r->body_len, 0, NULL);
   const json_t *a = json_object_get(o, "attributes");
@@ -74,11 +72,11 @@ void srv_stall_replay(srv_t *s, const store_row_t *r) {
   json_decref(o);
 }
 
-void srv_stall_tick(srv_t *s, int64_t now) {
+void stalls_tick(stalls_t *s, int64_t now) {
   if (!s->stall) return;
-  pthread_rwlock_wrlock(&s->lock);
+  pthread_rwlock_wrlock(&s->core->lock);
   stall_tick(s->stall, now);
-  pthread_rwlock_unlock(&s->lock);
+  pthread_rwlock_unlock(&s->core->lock);
 }
 
 /* ---- answers --------------------------------------------------------------------- */
@@ -93,14 +91,14 @@ typedef struct stall_copy {
 typedef struct copies {
   stall_copy_t *v;
   size_t n, cap;
-  srv_t *s;
+  stalls_t *s;
   const ripple_cpid_t *under; /* only stalls descending from it; NULL: all */
   int oom;
 } copies_t;
 
 static int copy_one(void *ud, const stall_info_t *st) {
   copies_t *c = ud;
-  if (c->under && !graph_descends(c->s->g, c->under, &st->cpid)) return 0;
+  if (c->under && !graph_descends(c->s->core->g, c->under, &st->cpid)) return 0;
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 16;
     stall_copy_t *nv = realloc(c->v, cap * sizeof *nv);
@@ -132,7 +130,7 @@ static int owner_key(sbuf_t *k, const char *ns, const char *owner, const stall_c
  * must see: a stall is dropped when a write its object owns, of a CPID that
  * descends from its own, stalls on the same hop. The caller holds the lock
  * (the merge graph). */
-static void deepest_only(srv_t *s, copies_t *c) {
+static void deepest_only(stalls_t *s, copies_t *c) {
   keytab_t by_owner;
   sbuf_t k;
   keytab_init(&by_owner);
@@ -151,7 +149,7 @@ static void deepest_only(srv_t *s, copies_t *c) {
     if (!*a->str[4] || !owner_key(&k, a->str[3], self, a)) continue;
     slot = keytab_get(&by_owner, k.p, k.len);
     const stall_copy_t *deeper = slot ? slot->val : NULL;
-    if (deeper && graph_descends(s->g, &a->i.cpid, &deeper->i.cpid)) a->shallow = 1;
+    if (deeper && graph_descends(s->core->g, &a->i.cpid, &deeper->i.cpid)) a->shallow = 1;
   }
   sbuf_free(&k);
   keytab_free(&by_owner, NULL);
@@ -198,7 +196,7 @@ static int put_event(void *ud, uint64_t seq, const fact_t *f) {
   return 0;
 }
 
-static void stall_events(srv_t *s, const stall_copy_t *st, sbuf_t *out) {
+static void stall_events(stalls_t *s, const stall_copy_t *st, sbuf_t *out) {
   char cpid[RIPPLE_CPID_STRLEN + 1];
   ripple_cpid_format(&st->i.cpid, cpid);
   const char *cp[1] = {cpid};
@@ -209,9 +207,9 @@ static void stall_events(srv_t *s, const stall_copy_t *st, sbuf_t *out) {
                      .until = 0,
                      .limit = 1000};
   sbuf_puts(out, ",\"events\":[");
-  if (facts_lookup(s->facts, &q, take_uid, &e) == RIPPLE_OK && e.nuids) {
+  if (facts_lookup(s->core->facts, &q, take_uid, &e) == RIPPLE_OK && e.nuids) {
     facts_query_t q2 = {.uids = e.uids, .nuids = e.nuids, .since = q.since, .limit = 100};
-    (void)facts_lookup(s->facts, &q2, put_event, &e);
+    (void)facts_lookup(s->core->facts, &q2, put_event, &e);
   }
   sbuf_putc(out, ']');
   for (size_t i = 0; i < e.nuids; i++) free((char *)e.uids[i]);
@@ -223,7 +221,7 @@ static void put_time(sbuf_t *o, const char *key, int64_t ns) {
   sbuf_printf(o, ",\"%s\":\"%s\"", key, t);
 }
 
-static void put_stall(srv_t *s, const stall_copy_t *c, int64_t now, sbuf_t *o) {
+static void put_stall(stalls_t *s, const stall_copy_t *c, int64_t now, sbuf_t *o) {
   sbuf_puts(o, "{\"cpid\":");
   wire_cpid(o, &c->i.cpid);
   sbuf_printf(o, ",\"span_id\":\"%016" PRIx64 "\",\"service\":", c->i.span_id);
@@ -257,13 +255,13 @@ static void put_stall(srv_t *s, const stall_copy_t *c, int64_t now, sbuf_t *o) {
   sbuf_putc(o, '}');
 }
 
-int srv_stalls(srv_t *s, const ripple_cpid_t *cpid, sbuf_t *out) {
+int stalls_answer(stalls_t *s, const ripple_cpid_t *cpid, sbuf_t *out) {
   copies_t c = {NULL, 0, 0, s, cpid, 0};
-  pthread_rwlock_rdlock(&s->lock);
-  int known = !cpid || graph_find(s->g, cpid);
+  pthread_rwlock_rdlock(&s->core->lock);
+  int known = !cpid || graph_find(s->core->g, cpid);
   if (known && s->stall) stall_each(s->stall, copy_one, &c);
   if (!c.oom) deepest_only(s, &c);
-  pthread_rwlock_unlock(&s->lock);
+  pthread_rwlock_unlock(&s->core->lock);
   if (!known || c.oom) {
     copies_free(&c);
     return known ? 503 : 404;
@@ -308,12 +306,12 @@ static void put_model(void *ud, const char *service, const char *name, const cha
               (double)p99 / 1e9);
 }
 
-int srv_stall_model(srv_t *s, sbuf_t *out) {
+int stalls_model(stalls_t *s, sbuf_t *out) {
   model_out_t m = {out, 1};
   sbuf_printf(out, "{\"enabled\":%s,\"expected\":[", s->stall ? "true" : "false");
-  pthread_rwlock_rdlock(&s->lock);
+  pthread_rwlock_rdlock(&s->core->lock);
   if (s->stall) stall_model(s->stall, put_model, &m);
-  pthread_rwlock_unlock(&s->lock);
+  pthread_rwlock_unlock(&s->core->lock);
   sbuf_puts(out, "]}");
   return out->oom ? 503 : 200;
 }
@@ -353,15 +351,15 @@ static void put_kinds(const keytab_t *t, sbuf_t *o) {
   sbuf_free(&l);
 }
 
-void srv_stall_metrics(srv_t *s, sbuf_t *out) {
+void stalls_metrics(stalls_t *s, sbuf_t *out) {
   if (!s->stall) return;
   stall_stats_t st;
   copies_t c = {NULL, 0, 0, s, NULL, 0};
-  pthread_rwlock_rdlock(&s->lock);
+  pthread_rwlock_rdlock(&s->core->lock);
   stall_stats(s->stall, &st);
   stall_each(s->stall, copy_one, &c);
   deepest_only(s, &c);
-  pthread_rwlock_unlock(&s->lock);
+  pthread_rwlock_unlock(&s->core->lock);
   prom_family(out, "ripple_stalled_writes", "gauge",
               "Stalls now (a write and a hop that usually follows it but has not come), by "
               "the stalled write's hop (service and span name).");

@@ -1,8 +1,7 @@
 /*
- * trace_details.c - the server's side of details (docs/api.md, "Details"):
- * storing what POST /v1/details and POST /v1/audit bring (details.h into
- * facts.h), and answering GET /v1/cpids/{cpid}/details by joining facts to
- * the cascade's spans.
+ * trace_details.c - the server's side of details (trace_details.h):
+ * storing what POST /v1/details and POST /v1/audit bring, and answering
+ * GET /v1/cpids/{cpid}/details by joining facts to the cascade's spans.
  *
  * The joins, strictest first; a fact joins at most one span, and a fact that
  * joins nothing is shown only when it is known to belong to the cascade:
@@ -22,6 +21,8 @@
  *  - Events whose involved object is one of the cascade's (by uid), in its
  *    time window, newest version of each Event only.
  */
+#include "analysis/trace_details.h"
+
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -33,7 +34,6 @@
 #include "ripplex/cpid.h"
 #include "ripplex/idle.h"
 #include "ripplex/wire.h"
-#include "serve/server.h"
 
 /* Events and audit events that come after the cascade's last write still
  * belong to it for this long (a Pod that cannot be scheduled gets its
@@ -45,8 +45,8 @@
 
 /* ---- ingest ---------------------------------------------------------------- */
 
-static int put_batch(srv_t *s, det_batch_t *b, dec_error_t *err) {
-  int rc = facts_put(s->facts, b->v, b->n);
+static int put_batch(tdet_t *s, det_batch_t *b, dec_error_t *err) {
+  int rc = facts_put(s->core->facts, b->v, b->n);
   if (rc == RIPPLE_OK) return 200;
   if (rc == RIPPLE_EFULL) {
     snprintf(err->msg, sizeof err->msg, "the details queue is full (--details-queue); retry later");
@@ -56,11 +56,11 @@ static int put_batch(srv_t *s, det_batch_t *b, dec_error_t *err) {
   return 503;
 }
 
-static int ingest_details(srv_t *s, const char *body, size_t len, size_t *accepted,
+static int ingest_details(tdet_t *s, const char *body, size_t len, size_t *accepted,
                           dec_error_t *err) {
   det_batch_t b;
   *accepted = 0;
-  int rc = det_decode(body, len, &s->cfg.limits, &b, err);
+  int rc = det_decode(body, len, &s->limits, &b, err);
   if (rc != RIPPLE_OK) {
     atomic_fetch_add(&s->details_refused, 1);
     return rc == RIPPLE_ENOMEM ? 503 : rc == RIPPLE_ERANGE ? 413 : 400;
@@ -75,12 +75,12 @@ static int ingest_details(srv_t *s, const char *body, size_t len, size_t *accept
   return status;
 }
 
-static int ingest_audit(srv_t *s, const char *body, size_t len, size_t *accepted,
+static int ingest_audit(tdet_t *s, const char *body, size_t len, size_t *accepted,
                         dec_error_t *err) {
   audit_batch_t a;
   det_batch_t b;
   *accepted = 0;
-  int rc = audit_parse(body, len, s->cfg.limits.max_records, &a, err->msg, sizeof err->msg);
+  int rc = audit_parse(body, len, s->limits.max_records, &a, err->msg, sizeof err->msg);
   if (rc != RIPPLE_OK) {
     atomic_fetch_add(&s->details_refused, 1);
     return rc == RIPPLE_ENOMEM ? 503 : rc == RIPPLE_ERANGE ? 413 : 400;
@@ -122,7 +122,7 @@ typedef struct djob {
 } djob_t;
 
 struct dwork {
-  srv_t *s;
+  tdet_t *s;
   pthread_mutex_t mu;
   pthread_cond_t work, done;
   djob_t *head, *tail;
@@ -153,7 +153,7 @@ static void *dwork_run(void *arg) {
   return NULL;
 }
 
-int srv_details_start(srv_t *s) {
+int tdet_start(tdet_t *s) {
   dwork_t *w = calloc(1, sizeof *w);
   if (!w) return RIPPLE_ENOMEM;
   w->s = s;
@@ -171,7 +171,7 @@ int srv_details_start(srv_t *s) {
   return RIPPLE_OK;
 }
 
-void srv_details_stop(srv_t *s) {
+void tdet_stop(tdet_t *s) {
   dwork_t *w = s->dwork;
   if (!w) return;
   pthread_mutex_lock(&w->mu);
@@ -186,7 +186,7 @@ void srv_details_stop(srv_t *s) {
   s->dwork = NULL;
 }
 
-static int submit(srv_t *s, int audit, const char *body, size_t len, size_t *accepted,
+static int submit(tdet_t *s, int audit, const char *body, size_t len, size_t *accepted,
                   dec_error_t *err) {
   dwork_t *w = s->dwork;
   djob_t j = {audit, body, len, 0, err, 503, 0, NULL};
@@ -215,11 +215,11 @@ static int submit(srv_t *s, int audit, const char *body, size_t len, size_t *acc
   return j.status;
 }
 
-int srv_ingest_details(srv_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err) {
+int tdet_ingest(tdet_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err) {
   return submit(s, 0, body, len, accepted, err);
 }
 
-int srv_ingest_audit(srv_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err) {
+int tdet_ingest_audit(tdet_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err) {
   return submit(s, 1, body, len, accepted, err);
 }
 
@@ -273,29 +273,29 @@ static const char *attr(const json_t *rec, const char *k) {
 }
 
 /* The related CPIDs' spans, read and indexed. Returns an HTTP status. */
-static int load_spans(srv_t *s, const ripple_cpid_t *cpid, size_t limit, dq_t *q) {
+static int load_spans(tdet_t *s, const ripple_cpid_t *cpid, size_t limit, dq_t *q) {
   vid_t *vs;
   size_t n;
   seqs_t rows = {0};
-  pthread_rwlock_rdlock(&s->lock);
-  int rc = graph_related(s->g, cpid, limit, &vs, &n, &q->truncated);
+  pthread_rwlock_rdlock(&s->core->lock);
+  int rc = graph_related(s->core->g, cpid, limit, &vs, &n, &q->truncated);
   if (rc != RIPPLE_OK) {
-    pthread_rwlock_unlock(&s->lock);
+    pthread_rwlock_unlock(&s->core->lock);
     return rc == RIPPLE_ENOENT ? 404 : 503;
   }
   for (size_t i = 0; i < n; i++) {
     char t[RIPPLE_CPID_STRLEN + 1];
-    ripple_cpid_format(graph_cpid(s->g, vs[i]), t);
+    ripple_cpid_format(graph_cpid(s->core->g, vs[i]), t);
     set_add(q, &q->cpids, t);
-    graph_span_seqs(s->g, vs[i], push_seq, &rows);
+    graph_span_seqs(s->core->g, vs[i], push_seq, &rows);
   }
-  pthread_rwlock_unlock(&s->lock);
+  pthread_rwlock_unlock(&s->core->lock);
   free(vs);
   sbuf_t b;
   sbuf_init(&b);
   int first = 1;
   sbuf_putc(&b, '[');
-  rc = store_bodies(s->store, DEC_SPANS, rows.v, rows.n, &b, &first);
+  rc = store_bodies(s->core->store, DEC_SPANS, rows.v, rows.n, &b, &first);
   sbuf_putc(&b, ']');
   free(rows.v);
   q->spans = rc == RIPPLE_OK && !b.oom ? json_loadb(b.p, b.len, 0, NULL) : NULL;
@@ -402,7 +402,7 @@ static const char **keys_of(const keytab_t *t, size_t *n) {
 }
 
 /* One lookup with whatever sets are given (NULL: none). */
-static int lookup(srv_t *s, dq_t *q, const keytab_t *spans, const keytab_t *uids,
+static int lookup(tdet_t *s, dq_t *q, const keytab_t *spans, const keytab_t *uids,
                   const keytab_t *cpids, const keytab_t *objs, dfacts_t *out) {
   facts_query_t fq = {.since = q->since, .until = q->until, .limit = FACTS_MAX};
   const char **a = spans ? keys_of(spans, &fq.nspan_ids) : NULL;
@@ -412,7 +412,7 @@ static int lookup(srv_t *s, dq_t *q, const keytab_t *spans, const keytab_t *uids
   fq.span_ids = a, fq.uids = b, fq.cpids = c, fq.objects = d;
   int rc = (spans && !a) || (uids && !b) || (cpids && !c) || (objs && !d)
                ? RIPPLE_ENOMEM
-               : facts_lookup(s->facts, &fq, take_fact, out);
+               : facts_lookup(s->core->facts, &fq, take_fact, out);
   free(a), free(b), free(c), free(d);
   return rc == RIPPLE_OK && !out->oom ? RIPPLE_OK : RIPPLE_ESYS;
 }
@@ -624,8 +624,8 @@ static void dq_free(dq_t *q) {
   keytab_free(&q->objs, NULL);
 }
 
-int srv_details(srv_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out) {
-  if (!limit || limit > s->cfg.query_limit) limit = s->cfg.query_limit;
+int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out) {
+  if (!limit || limit > s->query_limit) limit = s->query_limit;
   dq_t q = {0};
   dfacts_t f = {0};
   keytab_t uids2, objs2;

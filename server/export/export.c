@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "export/otlp_export.h"
 #include "ingest/gzip.h"
-#include "ingest/otlp.h"
 #include "ripplex/clock.h"
 #include "ripplex/logonce.h"
 #include "ripplex/prom.h"
@@ -63,7 +63,7 @@ typedef struct read_job {
 } read_job_t;
 
 struct exp {
-  srv_t *srv;
+  exp_source_t src; /* the store read, and how commits are told */
   exp_config_t c;
   char *url, *ca_file, *client_cert, *client_key, *cursor_path;
   struct curl_slist *hdrs;
@@ -156,8 +156,8 @@ static void load_cursor(exp_t *e) {
     ml = sp = 0;
   }
   free(text);
-  if (ml > store_last_seq(e->srv->store, DEC_MERGELOGS) ||
-      sp > store_last_seq(e->srv->store, DEC_SPANS)) {
+  if (ml > store_last_seq(e->src.store, DEC_MERGELOGS) ||
+      sp > store_last_seq(e->src.store, DEC_SPANS)) {
     ripple_log(RIPPLE_LOG_WARN, "otlp_cursor_ahead",
                "mergelogs=%" PRIu64 " spans=%" PRIu64 " stored_mergelogs=%" PRIu64
                " stored_spans=%" PRIu64 " action=send_all",
@@ -259,7 +259,7 @@ static void *reader_thread(void *arg) {
     if (!e->rjob) break;
     read_job_t *j = e->rjob;
     pthread_mutex_unlock(&e->rmu);
-    j->rc = store_scan(e->srv->store, j->kind, j->from, j->limit, copy_row, j->slot, &j->to);
+    j->rc = store_scan(e->src.store, j->kind, j->from, j->limit, copy_row, j->slot, &j->to);
     pthread_mutex_lock(&e->rmu);
     e->rjob = NULL;
     pthread_cond_broadcast(&e->rcv);
@@ -587,10 +587,11 @@ static int setup_curl(exp_t *e, char *err, size_t cap) {
   return RIPPLE_OK;
 }
 
-int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t errcap) {
+int exp_start(const exp_source_t *src, const exp_config_t *c, exp_t **out, char *err,
+              size_t errcap) {
   exp_t *e = calloc(1, sizeof *e);
   if (!e) return RIPPLE_ENOMEM;
-  e->srv = s;
+  e->src = *src;
   e->c = *c;
   e->url = dup_opt(c->url);
   e->ca_file = dup_opt(c->ca_file);
@@ -603,8 +604,8 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
   pthread_cond_init(&e->rcv, NULL);
   pthread_cond_init(&e->wake, NULL);
   /* What is committed now; commits from here on come through the hook. */
-  atomic_store(&e->last[0], store_max_seq(s->store, DEC_MERGELOGS));
-  atomic_store(&e->last[1], store_max_seq(s->store, DEC_SPANS));
+  atomic_store(&e->last[0], store_max_seq(src->store, DEC_MERGELOGS));
+  atomic_store(&e->last[1], store_max_seq(src->store, DEC_SPANS));
   int rc = e->url && e->cursor_path ? RIPPLE_OK : RIPPLE_ENOMEM;
   if (rc == RIPPLE_OK) rc = otlp_batch_new(&e->batch);
   if (rc == RIPPLE_OK) rc = otlp_batch_new(&e->batch2);
@@ -628,7 +629,7 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
     return rc;
   }
   e->started = 1;
-  srv_on_commit(s, committed, e);
+  src->subscribe(src->owner, committed, e);
   ripple_log(RIPPLE_LOG_INFO, "otlp_export_started",
              "mergelogs_from=%" PRIu64 " spans_from=%" PRIu64 " backlog_mergelogs=%" PRIu64
              " backlog_spans=%" PRIu64,
@@ -641,7 +642,7 @@ int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t er
 void exp_stop(exp_t *e) {
   if (!e) return;
   if (e->started) {
-    srv_on_commit(e->srv, NULL, NULL);
+    e->src.subscribe(e->src.owner, NULL, NULL);
     atomic_store(&e->stop, 1);
     pthread_mutex_lock(&e->mu);
     pthread_cond_signal(&e->wake);

@@ -24,8 +24,9 @@
 
 #include <stdint.h>
 
+#include "ingest/decode.h"
 #include "ripplex/sbuf.h"
-#include "serve/server.h"
+#include "store/store.h"
 
 typedef struct exp_config {
   const char *url;         /* http(s)://host:port/v1/traces, used as given */
@@ -43,9 +44,21 @@ typedef struct exp_config {
 
 typedef struct exp exp_t;
 
+/* What the exporter reads: the store, and how it is told after each commit
+ * how far a table goes. subscribe(owner, fn, ud) has fn(ud, kind, last_seq)
+ * called in the writer thread after each commit; fn NULL stops it (the
+ * server's srv_on_commit, through srv_export_source). */
+typedef void (*exp_commit_fn)(void *ud, dec_kind_t kind, uint64_t last_seq);
+typedef struct exp_source {
+  store_t *store;
+  void (*subscribe)(void *owner, exp_commit_fn fn, void *ud);
+  void *owner;
+} exp_source_t;
+
 /* Read the cursor and start the exporter's thread. RIPPLE_OK, or an error
  * with err saying what is wrong (a cursor file that cannot be written). */
-int exp_start(srv_t *s, const exp_config_t *c, exp_t **out, char *err, size_t errcap);
+int exp_start(const exp_source_t *src, const exp_config_t *c, exp_t **out, char *err,
+              size_t errcap);
 /* Stop: the request in flight is abandoned (it is sent again after a
  * restart), the cursor is saved. NULL is a no-op. */
 void exp_stop(exp_t *e);

@@ -10,7 +10,7 @@
  * allocating and freeing the tree). The protobuf messages are built in the
  * same arena and packed by protobuf-c.
  */
-#include "ingest/otlp.h"
+#include "export/otlp_export.h"
 
 #include <ctype.h>
 #include <stddef.h>

@@ -1,8 +1,10 @@
 /*
- * search.c - finding traces without a CPID: an object's recent CPIDs
- * (GET /v1/objects) and root search with a summary of each root's cascade
- * (GET /v1/roots). The dashboard's Find page is built on these.
+ * search.c - finding traces without a CPID, and the API's page cursors
+ * (search.h).
  */
+#include "graph/search.h"
+
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,13 +12,14 @@
 
 #include "ripplex/clock.h"
 #include "ripplex/wire.h"
-#include "serve/server.h"
 
 /* How many CPIDs a root's summary walks; past it the summary says so. */
 #define SUMMARY_WALK_MAX 10000
 
-int srv_cpid_live(void *ud, const ripple_cpid_t *cpid) {
-  const srv_t *s = ud;
+/* Is this CPID (still) in the graph? ud is the core_t; the caller holds
+ * the lock. */
+static int cpid_live(void *ud, const ripple_cpid_t *cpid) {
+  const core_t *s = ud;
   return graph_find(s->g, cpid) != 0;
 }
 
@@ -44,12 +47,12 @@ static void put_object(sbuf_t *o, const obj_found_t *f) {
   sbuf_puts(o, "]}");
 }
 
-int srv_objects(srv_t *s, const char *kind, const char *ns, const char *name, size_t limit,
-                sbuf_t *out) {
+int search_objects(core_t *s, const char *kind, const char *ns, const char *name, size_t limit,
+                   sbuf_t *out) {
   obj_found_t *f = malloc((limit ? limit : 1) * sizeof *f);
   if (!f) return 503;
   pthread_rwlock_rdlock(&s->lock);
-  long n = objects_find(s->objects, kind, ns, name, srv_cpid_live, s, f, limit);
+  long n = objects_find(s->objects, kind, ns, name, cpid_live, s, f, limit);
   sbuf_puts(out, "{\"objects\":[");
   for (long i = 0; i < n; i++) {
     if (i) sbuf_putc(out, ',');
@@ -62,14 +65,14 @@ int srv_objects(srv_t *s, const char *kind, const char *ns, const char *name, si
 }
 
 typedef struct found_ctx {
-  srv_t *s;
+  core_t *s;
   sbuf_t *out;
   size_t count;
   int64_t last_time, last_seq;
 } found_ctx_t;
 
 /* The cascade below a root: related CPIDs, their spans, the latest end. */
-static void put_summary(srv_t *s, const ripple_cpid_t *cpid, sbuf_t *o) {
+static void put_summary(core_t *s, const ripple_cpid_t *cpid, sbuf_t *o) {
   vid_t *vs = NULL;
   size_t n = 0, spans = 0;
   int truncated = 0;
@@ -101,7 +104,7 @@ static int found_root(void *ud, uint64_t seq, int64_t time, const ripple_cpid_t 
   return c->out->oom ? RIPPLE_ENOMEM : RIPPLE_OK;
 }
 
-int srv_search_roots(srv_t *s, const srv_root_search_t *q, sbuf_t *out, char *err, size_t errcap) {
+int search_roots(core_t *s, const search_roots_query_t *q, sbuf_t *out, char *err, size_t errcap) {
   store_root_query_t sq = {.since = q->since,
                            .before_time = q->until ? q->until : INT64_MAX,
                            .before_seq = q->until ? INT64_MIN : INT64_MAX,
@@ -110,7 +113,7 @@ int srv_search_roots(srv_t *s, const srv_root_search_t *q, sbuf_t *out, char *er
                            .kind = q->kind,
                            .name = q->name,
                            .limit = q->limit};
-  if (q->cursor && *q->cursor && srv_cursor_parse(q->cursor, &sq.before_time, &sq.before_seq)) {
+  if (q->cursor && *q->cursor && page_cursor_parse(q->cursor, &sq.before_time, &sq.before_seq)) {
     snprintf(err, errcap, "cursor '%.64s' is not one this server handed out", q->cursor);
     return 400;
   }
@@ -118,6 +121,25 @@ int srv_search_roots(srv_t *s, const srv_root_search_t *q, sbuf_t *out, char *er
   int more;
   sbuf_puts(out, "{\"roots\":[");
   if (store_roots(s->store, &sq, found_root, &c, &more) != RIPPLE_OK) return 503;
-  srv_page_end(out, more, c.last_time, c.last_seq);
+  page_end(out, more, c.last_time, c.last_seq);
   return out->oom ? 503 : 200;
+}
+
+int page_cursor_parse(const char *s, int64_t *time, int64_t *seq) {
+  if (!(s[0] == '-' || (s[0] >= '0' && s[0] <= '9'))) return RIPPLE_EINVAL;
+  char *end;
+  errno = 0;
+  *time = strtoll(s, &end, 10);
+  if (end == s || *end != '.' || errno) return RIPPLE_EINVAL;
+  const char *p = end + 1;
+  if (!(p[0] == '-' || (p[0] >= '0' && p[0] <= '9'))) return RIPPLE_EINVAL;
+  *seq = strtoll(p, &end, 10);
+  return end == p || *end || errno ? RIPPLE_EINVAL : RIPPLE_OK;
+}
+
+void page_end(sbuf_t *out, int more, int64_t time, int64_t seq) {
+  if (more)
+    sbuf_printf(out, "],\"next\":\"%" PRId64 ".%" PRId64 "\"}", time, seq);
+  else
+    sbuf_puts(out, "],\"next\":null}");
 }

@@ -165,7 +165,7 @@ static enum MHD_Result handle_ingest(http_t *h, struct MHD_Connection *c, dec_ki
 static enum MHD_Result handle_details(http_t *h, struct MHD_Connection *c, int audit,
                                       httpd_req_t *r) {
   if (r->too_big) {
-    atomic_fetch_add(&h->srv->details_refused, 1);
+    atomic_fetch_add(&h->srv->details.details_refused, 1);
     return send_error(c, 413, -1, "",
                       audit ? "request body is larger than --max-audit-body; lower the audit "
                               "webhook's batch size (--audit-webhook-batch-max-size)"
@@ -174,8 +174,8 @@ static enum MHD_Result handle_details(http_t *h, struct MHD_Connection *c, int a
   dec_error_t err = {.index = -1};
   size_t accepted;
   const char *body = r->body.p ? r->body.p : "";
-  int status = audit ? srv_ingest_audit(h->srv, body, r->body.len, &accepted, &err)
-                     : srv_ingest_details(h->srv, body, r->body.len, &accepted, &err);
+  int status = audit ? tdet_ingest_audit(&h->srv->details, body, r->body.len, &accepted, &err)
+                     : tdet_ingest(&h->srv->details, body, r->body.len, &accepted, &err);
   if (status != 200) return send_error(c, (unsigned)status, err.index, err.field, err.msg);
   sbuf_t b;
   sbuf_init(&b);
@@ -240,9 +240,9 @@ static enum MHD_Result handle_facts(http_t *h, struct MHD_Connection *c, const r
   if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
   sbuf_t b;
   sbuf_init(&b);
-  int status = !strcmp(what, "details")    ? srv_details(h->srv, id, limit, &b)
-               : !strcmp(what, "expected") ? srv_stall_model(h->srv, &b)
-                                           : srv_stalls(h->srv, id, &b);
+  int status = !strcmp(what, "details")    ? tdet_answer(&h->srv->details, id, limit, &b)
+               : !strcmp(what, "expected") ? stalls_model(&h->srv->stalls, &b)
+                                           : stalls_answer(&h->srv->stalls, id, &b);
   enum MHD_Result rc = status == 404
                            ? send_error(c, 404, -1, "cpid", "no such CPID in the merge graph")
                            : send_answer(c, status, &b);
@@ -334,14 +334,14 @@ static enum MHD_Result handle_objects(http_t *h, struct MHD_Connection *c) {
     return send_error(c, 400, -1, "limit", "must be between 1 and 1000");
   sbuf_t b;
   sbuf_init(&b);
-  enum MHD_Result rc = send_answer(c, srv_objects(h->srv, kind, ns, name, limit, &b), &b);
+  enum MHD_Result rc = send_answer(c, search_objects(&h->srv->core, kind, ns, name, limit, &b), &b);
   sbuf_free(&b);
   return rc;
 }
 
 /* GET /v1/roots?since=&until=&component=&namespace=&kind=&name=&limit=&cursor= */
 static enum MHD_Result handle_roots(http_t *h, struct MHD_Connection *c) {
-  srv_root_search_t q = {.since = INT64_MIN, .until = 0};
+  search_roots_query_t q = {.since = INT64_MIN, .until = 0};
   if (!arg_time(c, "since", &q.since))
     return send_error(c, 400, -1, "since", "must be an RFC 3339 time");
   if (!arg_time(c, "until", &q.until))
@@ -356,7 +356,7 @@ static enum MHD_Result handle_roots(http_t *h, struct MHD_Connection *c) {
   char err[128];
   sbuf_t b;
   sbuf_init(&b);
-  int status = srv_search_roots(h->srv, &q, &b, err, sizeof err);
+  int status = search_roots(&h->srv->core, &q, &b, err, sizeof err);
   enum MHD_Result rc =
       status == 400 ? send_error(c, 400, -1, "cursor", err) : send_answer(c, status, &b);
   sbuf_free(&b);

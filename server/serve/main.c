@@ -112,7 +112,7 @@ static int serve(const srv_config_t *cfg, http_opts_t *ho, const exp_config_t *e
   /* The exporter starts before anything can be posted, so its view of the
    * store at start is complete. */
   exp_t *ex = NULL;
-  if (ec->url && exp_start(&srv, ec, &ex, err, sizeof err) != RIPPLE_OK) {
+  if (ec->url && exp_start(srv_export_source(&srv), ec, &ex, err, sizeof err) != RIPPLE_OK) {
     fprintf(stderr, "ripple-server: --otlp-endpoint: %s\n", err);
     srv_close(&srv);
     return 1;

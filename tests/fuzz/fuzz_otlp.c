@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/otlp_export.h"
 #include "ingest/decode.h"
 #include "ingest/gzip.h"
 #include "ingest/otlp.h"

@@ -22,11 +22,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void cursor(const char *s) {
   int64_t t, q;
-  if (srv_cursor_parse(s, &t, &q) != RIPPLE_OK) return;
+  if (page_cursor_parse(s, &t, &q) != RIPPLE_OK) return;
   char again[64];
   snprintf(again, sizeof again, "%" PRId64 ".%" PRId64, t, q);
   int64_t t2, q2;
-  if (srv_cursor_parse(again, &t2, &q2) != RIPPLE_OK || t2 != t || q2 != q) abort();
+  if (page_cursor_parse(again, &t2, &q2) != RIPPLE_OK || t2 != t || q2 != q) abort();
 }
 
 static void accept_encoding(const char *s) {

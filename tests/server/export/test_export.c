@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "export/export.h"
+#include "export/otlp_export.h"
 #include "http_client.h"
 #include "ingest/gzip.h"
 #include "ingest/otlp.h"
@@ -145,7 +146,8 @@ static exp_t *open_exporter(rig_t *r, const char *url, char *cursor, size_t cap,
   if (max_backlog) c.max_backlog = max_backlog;
   exp_t *e;
   char err[256];
-  if (exp_start(&r->srv, &c, &e, err, sizeof err) != RIPPLE_OK) fail_msg("exp_start: %s", err);
+  if (exp_start(srv_export_source(&r->srv), &c, &e, err, sizeof err) != RIPPLE_OK)
+    fail_msg("exp_start: %s", err);
   return e;
 }
 
@@ -297,7 +299,7 @@ static void test_restart_sends_rest(void **state) {
     exp_config_t c = config(a, url, cursor, sizeof cursor);
     exp_t *e;
     char err[256];
-    assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+    assert_int_equal(exp_start(srv_export_source(&a->srv), &c, &e, err, sizeof err), RIPPLE_OK);
     for (int k = 0; k < 2; k++, posted += N / 8) post_spans(a, posted, N / 8);
     exp_stop(e); /* at once: some rows may still be waiting */
     rig_close(a);
@@ -307,7 +309,7 @@ static void test_restart_sends_rest(void **state) {
   exp_config_t c = config(a, url, cursor, sizeof cursor);
   exp_t *e;
   char err[256];
-  assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  assert_int_equal(exp_start(srv_export_source(&a->srv), &c, &e, err, sizeof err), RIPPLE_OK);
   exp_stats_t st;
   settle(e, &st);
   exp_stop(e);
@@ -320,7 +322,7 @@ static void test_restart_sends_rest(void **state) {
   uint64_t ml, sp;
   assert_int_equal(sbuf_read_file(cursor, &text), RIPPLE_OK);
   assert_int_equal(exp_cursor_parse(text, &ml, &sp), RIPPLE_OK);
-  assert_int_equal(sp, store_max_seq(a->srv.store, DEC_SPANS));
+  assert_int_equal(sp, store_max_seq(a->srv.core.store, DEC_SPANS));
   free(text);
   rig_close(a);
   rig_close(b);
@@ -344,7 +346,7 @@ static void test_bad_cursor_sends_all(void **state) {
     fclose(f);
     exp_t *e;
     char err[256];
-    assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+    assert_int_equal(exp_start(srv_export_source(&r->srv), &c, &e, err, sizeof err), RIPPLE_OK);
     exp_stats_t st;
     settle(e, &st);
     assert_int_equal(st.exported[1], 7);
@@ -355,7 +357,7 @@ static void test_bad_cursor_sends_all(void **state) {
   c.cursor_path = "/nonexistent-dir/cursor";
   exp_t *e;
   char err[256];
-  assert_int_equal(exp_start(&r->srv, &c, &e, err, sizeof err), RIPPLE_ESYS);
+  assert_int_equal(exp_start(srv_export_source(&r->srv), &c, &e, err, sizeof err), RIPPLE_ESYS);
   assert_non_null(strstr(err, "/nonexistent-dir/cursor"));
   rig_close(r);
   peer_stop(&p);
@@ -511,7 +513,7 @@ static void test_tls_and_headers(void **state) {
 
   /* No CA for the self-signed certificate: retried, nothing delivered. */
   exp_config_t c = config(a, url, cursor, sizeof cursor);
-  assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  assert_int_equal(exp_start(srv_export_source(&a->srv), &c, &e, err, sizeof err), RIPPLE_OK);
   for (int i = 0; i < 500; i++) {
     exp_stats(e, &st);
     if (st.requests_retry >= 2) break;
@@ -523,7 +525,7 @@ static void test_tls_and_headers(void **state) {
 
   /* The CA, but no token: 401, dropped, not retried. */
   c.ca_file = crt;
-  assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  assert_int_equal(exp_start(srv_export_source(&a->srv), &c, &e, err, sizeof err), RIPPLE_OK);
   settle(e, &st);
   assert_int_equal(st.requests_rejected, 1);
   assert_int_equal(st.dropped_rejected[1], 20);
@@ -533,7 +535,7 @@ static void test_tls_and_headers(void **state) {
   post_spans(a, 20, 20);
   char *headers[] = {"Authorization: Bearer exp-token", "X-Scope-OrgID: ripple", NULL};
   c.headers = headers;
-  assert_int_equal(exp_start(&a->srv, &c, &e, err, sizeof err), RIPPLE_OK);
+  assert_int_equal(exp_start(srv_export_source(&a->srv), &c, &e, err, sizeof err), RIPPLE_OK);
   settle(e, &st);
   assert_int_equal(st.exported[1], 20);
   assert_int_equal(st.requests_rejected, 0);

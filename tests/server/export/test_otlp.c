@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "export/otlp_export.h"
 #include "ingest/decode.h"
 #include "ingest/gzip.h"
 #include "ingest/otlp.h"

@@ -1,0 +1,49 @@
+/*
+ * trace_details.h - the trace server's side of details (docs/api.md,
+ * "Details"): storing what POST /v1/details and POST /v1/audit bring
+ * (details.h into store/facts.h) from a worker thread of its own, and
+ * answering GET /v1/cpids/{cpid}/details by joining facts to the cascade's
+ * spans (the joins are described in trace_details.c).
+ *
+ * The server owns a tdet_t in its srv_t: it sets core, limits and
+ * query_limit before tdet_start and reads the counters for /metrics.
+ * Threads: every call but tdet_start and tdet_stop may come from any thread.
+ */
+#ifndef RIPPLE_SERVER_TRACE_DETAILS_H
+#define RIPPLE_SERVER_TRACE_DETAILS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "graph/core.h"
+#include "ingest/decode.h"
+#include "ripplex/sbuf.h"
+
+typedef struct dwork dwork_t; /* the details' worker (trace_details.c) */
+
+typedef struct tdet {
+  core_t *core;
+  dec_limits_t limits;                    /* the server's, for the details' records */
+  size_t query_limit;                     /* most CPIDs one answer walks */
+  atomic_uint_fast64_t details_stored[3]; /* changes, Events, audit events */
+  atomic_uint_fast64_t details_refused;   /* requests refused with a 4xx */
+  atomic_uint_fast64_t details_busy;      /* requests refused with 429: the worker's queue */
+  atomic_uint_fast64_t audit_skipped, audit_malformed;
+  dwork_t *dwork;
+} tdet_t;
+
+/* Start and stop the thread that parses and stores details (before any
+ * request, after the last). */
+int tdet_start(tdet_t *s);
+void tdet_stop(tdet_t *s);
+/* POST /v1/details: the watch agent's changes and Events (details.h), all or
+ * nothing. Returns 200, 400/413 (err says why), 429 (the queue is full:
+ * retry later), 503. */
+int tdet_ingest(tdet_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err);
+/* POST /v1/audit: kube-apiserver's audit webhook backend (audit.h). */
+int tdet_ingest_audit(tdet_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err);
+/* GET /v1/cpids/{cpid}/details: the facts joined to the cascade's spans.
+ * Returns 200, 404 (unknown CPID) or 503. */
+int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out);
+
+#endif
