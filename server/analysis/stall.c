@@ -51,7 +51,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/stall_int.h"
+#include "analysis/stall_index.h"
+#include "analysis/stall_learn.h"
+#include "analysis/stall_tab.h"
 #include "ripplex/cpid.h"
 #include "ripplex/rnd.h"
 
@@ -571,7 +573,7 @@ void stall_add(stall_t *s, const stall_span_t *sp) {
   if (sp->end > s->max_end) s->max_end = sp->end;
 }
 
-void window_kind_dropped(stall_t *s, hkind_t *k) {
+static void window_kind_dropped(stall_t *s, hkind_t *k) {
   for (uint32_t i = k->phead; i != NIL;) {
     uint32_t next = W(s, i)->next[L_PEND];
     if (W(s, i)->flags & F_MATURED) done(s, i);
@@ -610,7 +612,7 @@ static void flag_due(stall_t *s, int64_t now) {
 
 /* Everything due by t, with the model as it is. */
 static void step(stall_t *s, int64_t t) {
-  kinds_refresh(s);
+  kinds_refresh(s, window_kind_dropped);
   flag_due(s, t);
   while (s->shead && stall_sat_add(s->shead->flagged, s->o.ttl_ns) <= t)
     stall_end(s, s->shead, END_EXPIRED);

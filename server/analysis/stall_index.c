@@ -1,15 +1,17 @@
 /*
- * stall_index.c - the stall detector's memory (stall_int.h): the slab its
+ * stall_index.c - the stall detector's memory (stall_index.h): the slab its
  * writes live in (chunks of STALL_CHUNK, never moved, so an index is stable),
  * the doubly linked lists a write is on (one link pair per list, L_*), and the
  * index lists by key (object, owner, unnamed create), each a list of the
  * key's writes in arrival order, found through a hash table seeded per
  * detector. What stall.c decides about writes is built on these.
  */
+#include "analysis/stall_index.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/stall_int.h"
+#include "analysis/stall_tab.h"
 
 #define NIL STALL_NIL
 #define W(s, i) stall_w(s, i)

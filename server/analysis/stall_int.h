@@ -1,8 +1,16 @@
 /*
- * stall_int.h - the stall detector's private parts (stall.h), shared by
- * stall.c (the window of writes, finding followers, flagging and ending
- * stalls) and stall_learn.c (its tables, hop kinds, delay histograms and the
- * expectations learned from them).
+ * stall_int.h - the stall detector's private types (stall.h), shared by its
+ * parts, top to bottom:
+ *   stall.c        the window of writes, finding followers, flagging and
+ *                  ending stalls (stall.h);
+ *   stall_learn.c  hop kinds, delay histograms and the expectations learned
+ *                  from them (stall_learn.h);
+ *   stall_index.c  the slab of writes, their lists and index lists
+ *                  (stall_index.h);
+ *   stall_tab.c    hash tables and interned strings (stall_tab.h).
+ * Each includes only the headers of the parts below it; what a lower part
+ * must tell an upper one comes as a callback (kind_dropped_fn). This header
+ * holds types and inline helpers only.
  *
  * Writes live in a slab of chunks and are named by index, so that the links
  * of the five lists a write can be on stay 4 bytes each and pointers to
@@ -50,10 +58,6 @@ typedef struct htab {
   hslot_t *slot;
   size_t mask, n;
 } htab_t;
-typedef int (*htab_eq_fn)(const void *item, const void *key);
-void *htab_find(const htab_t *t, uint64_t h, htab_eq_fn eq, const void *key);
-int htab_add(htab_t *t, uint64_t h, void *p);
-void htab_del(htab_t *t, uint64_t h, const void *p);
 
 /* The first follower of one hop kind after a write. */
 typedef struct fol {
@@ -158,52 +162,8 @@ static inline went_t *stall_w(const stall_t *s, uint32_t i) {
 
 static inline const char *stall_s(const sstr_t *x) { return x ? x->s : ""; }
 
-uint64_t stall_mix(uint64_t x);
 static inline int64_t stall_sat_add(int64_t a, int64_t b) {
   return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + b;
 }
-
-/* Strings: found (1, *out NULL for "") or not interned (0); a new reference
- * (RIPPLE_OK or RIPPLE_ENOMEM); a reference dropped. */
-int str_find(const stall_t *s, const char *p, size_t n, sstr_t **out);
-int str_ref(stall_t *s, const char *p, sstr_t **out);
-void str_unref(stall_t *s, sstr_t *x);
-
-void kinds_init(stall_t *s);
-void kinds_free(stall_t *s);
-/* The id of hop kind (service, name), added when new; STALL_NIL when there
- * is no room (max_kinds) or memory. */
-uint32_t kind_intern(stall_t *s, const char *service, const char *name);
-/* Learn from a write that matured. */
-void kind_learn(stall_t *s, const went_t *w);
-/* Recompute the expectations of the hop kinds that learned something. */
-void kinds_refresh(stall_t *s);
-/* What is known now of kb (or anything) following ka: writes of ka learned
- * from, the share followed, the p99 delay. */
-void kind_now(const stall_t *s, uint32_t ka, uint32_t kb, uint32_t *samples, double *share,
-              int64_t *p99);
-/* The first delay of a follower of kind kb after w, -1: none. */
-int64_t went_followed(const went_t *w, uint32_t kb);
-/* Did e's next hop follow w within e's wait? */
-int went_met(const went_t *w, const expect_t *e);
-
-/* stall_index.c: the slab, the lists and the index lists.
- * A write into (append) or out of (unlink) list l whose ends are *head and *tail. */
-void stall_list_append(stall_t *s, uint32_t *head, uint32_t *tail, uint32_t i, int l);
-void stall_list_unlink(stall_t *s, uint32_t *head, uint32_t *tail, uint32_t i, int l);
-/* The index list of key (type, a, b, c), NULL when it has no write. */
-const ikey_t *stall_key_find(const stall_t *s, int type, const sstr_t *a, const sstr_t *b,
-                             const sstr_t *c);
-/* Write i onto (RIPPLE_OK, RIPPLE_ENOMEM) or off the index list of its key of type. */
-int stall_index_add(stall_t *s, uint32_t i, int type, const sstr_t *a, const sstr_t *b,
-                    const sstr_t *c);
-void stall_index_del(stall_t *s, uint32_t i, int type);
-/* A cleared write from the slab (STALL_NIL without memory), and one given back
- * with its references, index lists and followers. */
-uint32_t stall_went_alloc(stall_t *s);
-void stall_went_free(stall_t *s, uint32_t i);
-
-/* stall.c: hop kind k has no expectation any more. */
-void window_kind_dropped(stall_t *s, hkind_t *k);
 
 #endif

@@ -2,8 +2,7 @@
  * stall_learn.c - what the stall detector (stall.h) learns: for each hop
  * kind, how many of its writes matured, how often each other hop kind (and
  * anything at all) followed them and how soon, in log-scale histograms; and
- * the expectations that come out of it. Also the small tables the detector
- * keeps its names in (stall_int.h).
+ * the expectations that come out of it (stall_learn.h).
  *
  * Rules the header leaves open, decided here:
  *  - a follower counts only when it came within the horizon (a write matures
@@ -16,123 +15,12 @@
  *  - a hop kind's counts are halved when it has learned from STALL_HALVE_AT
  *    writes, so that they cannot overflow and old behaviour fades.
  */
+#include "analysis/stall_learn.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/stall_int.h"
-#include "graph/keytab.h"
-
-uint64_t stall_mix(uint64_t x) { return keytab_mix(x); }
-
-/* ---- hash table ------------------------------------------------------------ */
-
-static int htab_grow(htab_t *t) {
-  size_t cap = t->slot ? (t->mask + 1) * 2 : 16;
-  hslot_t *slot = calloc(cap, sizeof *slot);
-  if (!slot) return RIPPLE_ENOMEM;
-  for (size_t i = 0; t->slot && i <= t->mask; i++) {
-    if (!t->slot[i].p) continue;
-    size_t j = t->slot[i].h & (cap - 1);
-    while (slot[j].p) j = (j + 1) & (cap - 1);
-    slot[j] = t->slot[i];
-  }
-  free(t->slot);
-  t->slot = slot;
-  t->mask = cap - 1;
-  return RIPPLE_OK;
-}
-
-void *htab_find(const htab_t *t, uint64_t h, htab_eq_fn eq, const void *key) {
-  if (!t->slot) return NULL;
-  for (size_t i = h & t->mask; t->slot[i].p; i = (i + 1) & t->mask)
-    if (t->slot[i].h == h && eq(t->slot[i].p, key)) return t->slot[i].p;
-  return NULL;
-}
-
-int htab_add(htab_t *t, uint64_t h, void *p) {
-  if ((t->n + 1) * 2 > (t->slot ? t->mask + 1 : 0) && htab_grow(t) != RIPPLE_OK)
-    return RIPPLE_ENOMEM;
-  if (!t->slot) return RIPPLE_ENOMEM; /* grow made one; said for the analyzer */
-  size_t i = h & t->mask;
-  while (t->slot[i].p) i = (i + 1) & t->mask;
-  t->slot[i].p = p;
-  t->slot[i].h = h;
-  t->n++;
-  return RIPPLE_OK;
-}
-
-void htab_del(htab_t *t, uint64_t h, const void *p) {
-  if (!t->slot) return;
-  size_t i = h & t->mask;
-  while (t->slot[i].p != p) {
-    if (!t->slot[i].p) return;
-    i = (i + 1) & t->mask;
-  }
-  /* Backward shift: a later item of the run moves into the hole when its home
-   * is not between the hole and itself. */
-  for (size_t j = (i + 1) & t->mask; t->slot[j].p; j = (j + 1) & t->mask) {
-    size_t home = t->slot[j].h & t->mask;
-    if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
-      t->slot[i] = t->slot[j];
-      i = j;
-    }
-  }
-  t->slot[i].p = NULL;
-  t->slot[i].h = 0;
-  t->n--;
-}
-
-/* ---- strings --------------------------------------------------------------- */
-
-typedef struct skey {
-  const char *p;
-  size_t n;
-} skey_t;
-
-static int str_eq(const void *item, const void *key) {
-  const sstr_t *x = item;
-  const skey_t *k = key;
-  return x->len == k->n && memcmp(x->s, k->p, k->n) == 0;
-}
-
-static uint64_t str_hash(const stall_t *s, const char *p, size_t n) {
-  return keytab_hash(p, n, s->seed);
-}
-
-int str_find(const stall_t *s, const char *p, size_t n, sstr_t **out) {
-  *out = NULL;
-  if (!n) return 1;
-  skey_t k = {p, n};
-  *out = htab_find(&s->strs, str_hash(s, p, n), str_eq, &k);
-  return *out != NULL;
-}
-
-int str_ref(stall_t *s, const char *p, sstr_t **out) {
-  size_t n = strlen(p);
-  sstr_t *x;
-  if (str_find(s, p, n, &x)) {
-    if (x) x->refs++;
-    *out = x;
-    return RIPPLE_OK;
-  }
-  if (n > UINT32_MAX || !(x = malloc(sizeof *x + n + 1))) return RIPPLE_ENOMEM;
-  x->h = str_hash(s, p, n);
-  x->refs = 1;
-  x->len = (uint32_t)n;
-  memcpy(x->s, p, n + 1);
-  if (htab_add(&s->strs, x->h, x) != RIPPLE_OK) {
-    free(x);
-    return RIPPLE_ENOMEM;
-  }
-  *out = x;
-  return RIPPLE_OK;
-}
-
-void str_unref(stall_t *s, sstr_t *x) {
-  if (!x || --x->refs) return;
-  htab_del(&s->strs, x->h, x);
-  free(x);
-}
+#include "analysis/stall_tab.h"
 
 /* ---- hop kinds ------------------------------------------------------------- */
 
@@ -342,7 +230,7 @@ static int kind_expect(stall_t *s, hkind_t *k) {
   return RIPPLE_OK;
 }
 
-void kinds_refresh(stall_t *s) {
+void kinds_refresh(stall_t *s, kind_dropped_fn dropped) {
   uint32_t keep = 0;
   for (uint32_t d = 0; d < s->ndirty; d++) {
     hkind_t *k = s->kind[s->dirty[d]];
@@ -361,7 +249,7 @@ void kinds_refresh(stall_t *s) {
       s->kind[last]->active = k->active;
       k->active = STALL_NIL;
     }
-    if (had && !k->nexp) window_kind_dropped(s, k);
+    if (had && !k->nexp) dropped(s, k);
   }
   s->ndirty = keep;
 }
