@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "annotate.h"
 #include "ripplex/sbuf.h"
-#include "wh.h"
 
 static const json_t *annotation(const json_t *obj, const char *kind, const json_t **meta,
                                 const json_t **ann, char *key) {

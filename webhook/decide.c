@@ -23,9 +23,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "annotate.h"
+#include "decide.h"
+#include "deletes.h"
+#include "emit.h"
+#include "objtext.h"
 #include "ripplex/cpid.h"
 #include "ripplex/logonce.h"
-#include "wh.h"
+#include "roots.h"
+#include "sources.h"
+#include "stamp.h"
+#include "traceparent.h"
 
 typedef enum carrier { CARRY_OBJECT, CARRY_BINDING, CARRY_REMEMBER, CARRY_NONE } carrier_t;
 
@@ -73,21 +81,6 @@ static const char *excluded(const wh_t *w, const wh_review_t *r) {
   return NULL;
 }
 
-int wh_owner_of(const json_t *obj, char *out, size_t cap) {
-  const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
-  size_t i;
-  const json_t *ref;
-  json_array_foreach(refs, i, ref) {
-    if (!json_is_true(json_object_get(ref, "controller"))) continue;
-    const char *kind = json_string_value(json_object_get(ref, "kind"));
-    const char *name = json_string_value(json_object_get(ref, "name"));
-    if (!kind || !name || !*kind || !*name || strlen(kind) + strlen(name) + 2 > cap) return 0;
-    snprintf(out, cap, "%s/%s", kind, name);
-    return 1;
-  }
-  return 0;
-}
-
 static void copy_meta(const json_t *obj, wh_decision_t *d) {
   const json_t *m = json_object_get(obj, "metadata");
   const char *uid = json_string_value(json_object_get(m, "uid"));
@@ -95,11 +88,6 @@ static void copy_meta(const json_t *obj, wh_decision_t *d) {
   if (uid) snprintf(d->uid, sizeof d->uid, "%s", uid);
   if (rv) snprintf(d->rv, sizeof d->rv, "%s", rv);
   wh_owner_of(obj, d->owner, sizeof d->owner);
-}
-
-static ripple_objref_t objref(const wh_review_t *r, const wh_decision_t *d) {
-  return (ripple_objref_t){NULL, d->kind, *r->ns ? r->ns : NULL, *r->name ? r->name : NULL,
-                           *d->uid ? d->uid : NULL};
 }
 
 static int patch_object(const json_t *obj, const char *kind, wh_decision_t *d) {
@@ -112,25 +100,6 @@ static int patch_object(const json_t *obj, const char *kind, wh_decision_t *d) {
   }
   d->wrote_ctx = rc == RIPPLE_OK && changed;
   return rc;
-}
-
-int wh_own_ctx(wh_t *w, const json_t *obj, const char *kind, wh_decision_t *d, ripple_ctx_t *out) {
-  int rc = obj ? wh_obj_ctx(obj, kind, ripple_tracer_max_ancestors(w->tracer), out) : RIPPLE_ENOENT;
-  if (rc == RIPPLE_EBADCTX || rc == RIPPLE_EVERSION || rc == RIPPLE_EINVAL) {
-    d->bad_annotation = 1;
-    return RIPPLE_EBADCTX;
-  }
-  return rc;
-}
-
-int wh_decide_new_root(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
-  ripple_objref_t ref = objref(r, d);
-  memset(&d->ctx, 0, sizeof d->ctx);
-  int rc = ripple_root(w->tracer, &ref, &d->ctx);
-  if (rc != RIPPLE_OK) return rc;
-  d->traced = 1;
-  d->how = RIPPLE_MERGE_NEW;
-  return RIPPLE_OK;
 }
 
 /* Where a write's context is held in the webhook's memory instead of the
@@ -185,7 +154,7 @@ static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, 
      * retries on a conflict, and two mergelogs of one CPID in one batch make
      * the trace server refuse the whole batch (the rest lost with it). */
     if (!r->dry_run && w->down.mergelog && !wh_memo_cause_get(w->memo, &d->ctx.cpid)) {
-      ripple_objref_t ref = objref(r, d);
+      ripple_objref_t ref = wh_objref(r, d);
       ripple_mergelog_t ml = {d->ctx.cpid, NULL, 0, now, d->service, &ref};
       w->down.mergelog(w->down.ud, &ml);
     }
@@ -303,7 +272,7 @@ static int decide_tick(wh_t *w, const wh_review_t *r, const ripple_ctx_t *from, 
   for (uint32_t i = 0; i < from->nanc && d->ctx.nanc < max; i++)
     d->ctx.anc[d->ctx.nanc++] = from->anc[i];
   if (!r->dry_run && w->down.mergelog) {
-    ripple_objref_t ref = objref(r, d);
+    ripple_objref_t ref = wh_objref(r, d);
     ripple_mergelog_t ml = {d->ctx.cpid, &from->cpid, 1, now, d->service, &ref};
     w->down.mergelog(w->down.ud, &ml);
   }
@@ -311,15 +280,6 @@ static int decide_tick(wh_t *w, const wh_review_t *r, const ripple_ctx_t *from, 
   d->spontaneous = d->traced = 1;
   d->start_ns = now;
   return patch_object(r->object, d->kind, d);
-}
-
-int wh_decide_unknown(wh_t *w, const wh_review_t *r, int64_t now, wh_decision_t *d) {
-  int rc = wh_decide_new_root(w, r, d);
-  if (rc != RIPPLE_OK) return rc;
-  d->cause_unknown = 1;
-  d->how = RIPPLE_MERGE_NEW;
-  d->start_ns = now;
-  return RIPPLE_OK;
 }
 
 /* A controller's write this replica cannot decide for sure (WH_UNCERTAIN):
@@ -377,7 +337,7 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
     return decide_tick(w, r, &s->ctx[0], now, d);
   const ripple_ctx_t *ptr[WH_SOURCES_MAX];
   for (size_t i = 0; i < s->n; i++) ptr[i] = &s->ctx[i];
-  ripple_objref_t ref = objref(r, d);
+  ripple_objref_t ref = wh_objref(r, d);
   int rc = ripple_merge(w->tracer, &target, ptr, s->n, &ref, &d->ctx, &d->how);
   if (rc != RIPPLE_OK) return rc;
   if (d->how == RIPPLE_MERGE_NONE) {

@@ -35,7 +35,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wh.h"
+#include "deletes.h"
+#include "emit.h"
+#include "objtext.h"
+#include "roots.h"
+#include "sources.h"
 
 static const char *meta(const json_t *obj, const char *key) {
   const json_t *v = json_object_get(json_object_get(obj, "metadata"), key);
@@ -126,7 +130,7 @@ static void service_endpoints(wh_t *w, const wh_review_t *r, const wh_decision_t
   e.start_ns = d->start_ns;
   e.has_last = has_last;
   if (has_last) e.last = last.cpid;
-  wh_emit_span(w, &er, &e, wh_now(w));
+  wh_emit_span(w, &er, &e, wh_clock(w));
   wh_memo_deleting_put(w->memo, "Endpoints", r->name, e.uid, &d->ctx, now);
   wh_memo_recent_forget(w->memo, "Endpoints", r->ns, r->name);
 }

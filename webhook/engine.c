@@ -1,13 +1,9 @@
 /*
- * engine.c - the webhook's engine (see wh.h): setup, one request from body to
- * answer, and the span every admitted write becomes.
- *
- * Mergelogs are made by libripple's tracer (ripple_root, ripple_merge) and
- * pass through a sink of ours on their way to the real one, so that each
- * names the component whose write caused it rather than the webhook, and so
- * that a dry run sends nothing (the registration says sideEffects:
- * NoneOnDryRun). Spans are built here, not with ripple_span_*, because their
- * service is the writer, which changes from request to request.
+ * engine.c - the webhook's engine (see wh.h): setup, and one request from
+ * body to answer: decode (review.c), decide (decide.h), answer, then the
+ * write's span (emit.h) or, for a binding whose Pod is not known yet, its
+ * place in the queue (pending.h). The parts it calls never call back into
+ * it (core.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,26 +12,13 @@
 #include <inttypes.h>
 #include "ripplex/clock.h"
 #include "ripplex/logonce.h"
-#include "ripplex/rnd.h"
 #include "ripplex/sbuf.h"
 
+#include "core.h"
+#include "decide.h"
+#include "emit.h"
+#include "pending.h"
 #include "wh.h"
-
-static _Thread_local const char *tl_component;
-static _Thread_local int tl_quiet;
-
-void wh_sink_scope(const char *component, int quiet) {
-  tl_component = component;
-  tl_quiet = quiet;
-}
-
-static void sink_mergelog(void *ud, const ripple_mergelog_t *ml) {
-  wh_t *w = ud;
-  if (tl_quiet || !w->down.mergelog) return;
-  ripple_mergelog_t copy = *ml;
-  if (tl_component) copy.component = tl_component;
-  w->down.mergelog(w->down.ud, &copy);
-}
 
 static int64_t tracer_clock(void *ud) {
   wh_t *w = ud;
@@ -47,7 +30,7 @@ static int tracer_random(void *ud, void *buf, size_t len) {
   return w->o.random(w->o.hook_ud, buf, len);
 }
 
-int64_t wh_now(wh_t *w) { return w->o.clock_ns ? w->o.clock_ns(w->o.hook_ud) : ripple_now_ns(); }
+int64_t wh_now(wh_t *w) { return wh_clock(w); }
 
 int wh_new(const wh_opts_t *o, wh_t **out) {
   if (!o || !out || o->nexclude_ns > WH_EXCLUDE_MAX) return RIPPLE_EINVAL;
@@ -82,7 +65,7 @@ int wh_new(const wh_opts_t *o, wh_t **out) {
   ripple_tracer_opts_t to = {
       .component = "ripple-webhook",
       .max_ancestors = o->max_ancestors,
-      .sink = {sink_mergelog, NULL, w},
+      .sink = {wh_sink_mergelog, NULL, w},
       .clock_ns = o->clock_ns ? tracer_clock : NULL,
       .random = o->random ? tracer_random : NULL,
       .hook_ud = w,
@@ -108,56 +91,6 @@ void wh_free(wh_t *w) {
 
 wh_metrics_t *wh_metrics(wh_t *w) { return &w->m; }
 ripple_tracer_t *wh_tracer(wh_t *w) { return w->tracer; }
-
-static uint64_t span_id(wh_t *w) {
-  uint64_t id = 0;
-  while (!id) {
-    int rc = w->o.random ? w->o.random(w->o.hook_ud, &id, sizeof id) : rnd_bytes(&id, sizeof id);
-    if (rc != 0) return 1; /* still a valid id; collisions only blur a trace */
-  }
-  return id;
-}
-
-/* "update pods/status": the verb in lower case, the resource, the subresource. */
-static void span_name(const wh_review_t *r, char *out, size_t cap) {
-  char verb[16];
-  size_t i = 0;
-  for (; i < sizeof verb - 1 && r->op_name[i]; i++)
-    verb[i] =
-        (char)(r->op_name[i] >= 'A' && r->op_name[i] <= 'Z' ? r->op_name[i] + 32 : r->op_name[i]);
-  verb[i] = '\0';
-  snprintf(out, cap, "%s %s%s%s", verb, r->resource, *r->subresource ? "/" : "", r->subresource);
-}
-
-/* The attribute keys are a contract with kubectl-ripple and the dashboard
- * (docs/webhook.md): the first seven always, then subresource, lastCpid,
- * spontaneous and owner when they apply. */
-void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t end) {
-  if (!w->down.span) return;
-  char name[192], last[RIPPLE_CPID_STRLEN + 1] = "";
-  span_name(r, name, sizeof name);
-  ripple_attr_t attrs[12] = {
-      {"kind", d->kind},          {"namespace", r->ns}, {"name", r->name},         {"uid", d->uid},
-      {"resourceVersion", d->rv}, {"user", r->user},    {"operation", r->op_name},
-  };
-  size_t nattrs = 7;
-  if (*r->subresource) attrs[nattrs++] = (ripple_attr_t){"subresource", r->subresource};
-  if (d->has_last) {
-    ripple_cpid_format(&d->last, last);
-    attrs[nattrs++] = (ripple_attr_t){"lastCpid", last};
-  }
-  if (d->spontaneous) attrs[nattrs++] = (ripple_attr_t){"spontaneous", "true"};
-  if (d->cause_unknown) attrs[nattrs++] = (ripple_attr_t){"causeUnknown", "true"};
-  if (*d->owner) attrs[nattrs++] = (ripple_attr_t){"owner", d->owner};
-  ripple_span_rec_t sp = {
-      d->ctx.cpid, d->span_id ? d->span_id : span_id(w),  d->parent_id, d->service, name,
-      d->start_ns, end < d->start_ns ? d->start_ns : end, attrs,        nattrs};
-  w->down.span(w->down.ud, &sp);
-  atomic_fetch_add(&w->m.spans, 1);
-  /* A controller's write with a known cause is a hop. */
-  if (!d->root && !d->spontaneous && !d->cause_unknown && d->start_ns < end)
-    wh_metrics_hop(&w->m, d->service, name, end - d->start_ns);
-}
 
 static int bad_request(wh_t *w, const char *msg, sbuf_t *out) {
   atomic_fetch_add(&w->m.bad_requests, 1);
@@ -227,7 +160,7 @@ int wh_handle_as(wh_t *w, wh_certainty_t how, const char *body, size_t len, sbuf
   }
   char audit_span[17] = "", audit_cpid[RIPPLE_CPID_STRLEN + 1] = "";
   if ((d.traced || d.pending) && !r.dry_run) {
-    d.span_id = span_id(w);
+    d.span_id = wh_span_id(w);
     snprintf(audit_span, sizeof audit_span, "%016" PRIx64, d.span_id);
     if (d.traced) ripple_cpid_format(&d.ctx.cpid, audit_cpid);
   }

@@ -2,6 +2,7 @@
  * handover.c - what one decider knows, handed to the next (handover.h).
  */
 #include "handover.h"
+#include "core.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

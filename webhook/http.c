@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "handover.h"
 #include "ripplex/httpd.h"
 #include "ripplex/sbuf.h"

@@ -20,7 +20,8 @@
  */
 #include <string.h>
 
-#include "wh.h"
+#include "objtext.h"
+#include "ripple/ripple.h"
 
 /* The apiVersion of a kind the lookup serves, or NULL. */
 static const char *api_version(const char *kind) {

@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wh.h"
+#include "emit.h"
+#include "objtext.h"
+#include "pending.h"
+#include "sources.h"
 
 typedef struct pend {
   char ns[64], name[256], uid[64];
@@ -123,7 +126,7 @@ static int resolve(wh_t *w, const pend_t *e, int64_t now) {
 
 void wh_tick(wh_t *w) {
   wh_pending_t *p = w->pending;
-  int64_t now = wh_now(w);
+  int64_t now = wh_clock(w);
   pthread_mutex_lock(&p->mu);
   size_t queued = p->n;
   pthread_mutex_unlock(&p->mu);

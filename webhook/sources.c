@@ -25,9 +25,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "objtext.h"
 #include "ripplex/cpid.h"
 #include "ripplex/logonce.h"
-#include "wh.h"
+#include "sources.h"
+#include "stamp.h"
 
 static int gathered(const wh_sources_t *s, const ripple_cpid_t *id) {
   for (size_t i = 0; i < s->n; i++)
@@ -314,4 +316,20 @@ void wh_sources_gather(wh_t *w, const wh_review_t *r, const json_t *obj, const c
     g.kind = child;
     wh_lookup_by_owner(w, child, uid, on_downstream_text, &g);
   }
+}
+
+/* wh_owner_of: the span's owner attribute (decide.c, pending.c). */
+int wh_owner_of(const json_t *obj, char *out, size_t cap) {
+  const json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+  size_t i;
+  const json_t *ref;
+  json_array_foreach(refs, i, ref) {
+    if (!json_is_true(json_object_get(ref, "controller"))) continue;
+    const char *kind = json_string_value(json_object_get(ref, "kind"));
+    const char *name = json_string_value(json_object_get(ref, "name"));
+    if (!kind || !name || !*kind || !*name || strlen(kind) + strlen(name) + 2 > cap) return 0;
+    snprintf(out, cap, "%s/%s", kind, name);
+    return 1;
+  }
+  return 0;
 }

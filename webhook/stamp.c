@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wh.h"
+#include "stamp.h"
 
 /* Kinds stamped when created (the rest only once a stamp is on them): those
  * whose generation a controller acts on. Pods are left out: their spec

@@ -28,12 +28,13 @@
  */
 #include <string.h>
 
+#include "objtext.h"
 #include "ripplex/cpid.h"
 #include "ripplex/hex.h"
 #include "ripplex/logonce.h"
 #include "ripplex/sbuf.h"
+#include "sources.h"
 #include "traceparent.h"
-#include "wh.h"
 
 /* ---- the value ------------------------------------------------------------ */
 

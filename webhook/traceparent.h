@@ -45,4 +45,19 @@ int wh_traceparent_of(const ripple_cpid_t *cpid, char out[WH_TRACEPARENT_LEN + 1
  * first. */
 uint64_t wh_traceparent_root_span(const ripple_cpid_t *cpid);
 
+/* ---- with the engine (core.h) ---- */
+
+#include "core.h"
+
+/* KEP-5915's traceparent (traceparent.c), with --traceparent only. The
+ * client's trace context in a person's write to a main resource: RIPPLE_OK
+ * with *tp when the write sets a well-formed one that can be a CPID,
+ * RIPPLE_ENOENT when it sets none (or the flag is off), RIPPLE_EBADCTX (and
+ * d->tp_invalid) when it is malformed. */
+int wh_traceparent_client(const wh_t *w, const wh_review_t *r, wh_decision_t *d,
+                          wh_traceparent_t *tp);
+/* After a decision that wrote a context (d->wrote_ctx): the traceparent of
+ * its CPID into the same patch, unless the rules keep the object's own. */
+int wh_traceparent_patch(const wh_t *w, const wh_review_t *r, wh_decision_t *d);
+
 #endif

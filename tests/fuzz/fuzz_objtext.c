@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "objtext.h"
 #include "ripple/ripple.h"
-#include "wh.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pending.h"
 #include "ripplex/sbuf.h"
 #include "wh_fixture.h"
 

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotate.h"
+#include "objtext.h"
+#include "ripple/rules.h"
 #include "testutil.h"
-#include "wh.h"
 
 static const char *span_str(wh_span_t s, char *buf, size_t cap) {
   if (!s.p) return "(absent)";

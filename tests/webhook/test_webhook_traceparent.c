@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotate.h"
 #include "ripplex/sbuf.h"
 #include "traceparent.h"
 #include "wh_fixture.h"
