@@ -20,30 +20,6 @@
 
 #define CRED_MARGIN_NS (10 * 1000000000LL) /* refresh this long before expiry */
 
-int kube_fail(ripple_kube_status_t *st, int err, const char *fmt, ...) {
-  if (!st) return err;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(st->message, sizeof st->message, fmt, ap);
-  va_end(ap);
-  return err;
-}
-
-const char *ripple_kube_strerror(int err) {
-  switch (err) {
-    case RIPPLE_KUBE_EHTTP: return "the API server refused the request";
-    case RIPPLE_KUBE_ENOTFOUND: return "not found";
-    case RIPPLE_KUBE_ECONFLICT: return "conflict (changed meanwhile, or already exists)";
-    case RIPPLE_KUBE_EGONE: return "resource version too old (expired)";
-    case RIPPLE_KUBE_EFORBIDDEN: return "not authenticated or not allowed";
-    case RIPPLE_KUBE_EINVALID: return "the object is invalid";
-    case RIPPLE_KUBE_ECONNECT: return "no answer from the API server";
-    case RIPPLE_KUBE_ECONFIG: return "unusable kubeconfig";
-    case RIPPLE_KUBE_ECRED: return "the credential plugin failed";
-    default: return ripple_strerror(err);
-  }
-}
-
 /* ---- client lifecycle ------------------------------------------------------ */
 
 static void share_lock(CURL *h, curl_lock_data data, curl_lock_access a, void *ud) {
@@ -98,7 +74,7 @@ int ripple_kube_client_new(const ripple_kube_config_t *cfg, const ripple_kube_cl
 void ripple_kube_client_free(ripple_kube_client_t *c) {
   if (!c) return;
   if (c->share) curl_share_cleanup(c->share);
-  kube_discovery_free(c->disc);
+  if (c->disc_free) c->disc_free(c->disc);
   ripple_kube_config_free(c->cfg);
   free(c->cred_token);
   free(c->cred_cert);
@@ -408,6 +384,11 @@ int kube_call(ripple_kube_client_t *c, const kube_req_t *rq, json_t **out,
   }
   sbuf_free(&resp);
   return rc;
+}
+
+int kube_fetch_client(void *ud, const char *path, json_t **out, ripple_kube_status_t *st) {
+  kube_req_t rq = {"GET", path, NULL, NULL, 0, 0, NULL};
+  return kube_call(ud, &rq, out, st);
 }
 
 int ripple_kube_request(ripple_kube_client_t *c, const char *method, const char *path,

@@ -1,7 +1,7 @@
 /*
- * config_util.h - what config.c, config_util.c and exec.c share beyond
- * kube_internal.h: bounded file reads, path joining, and copying an exec
- * section. Private to libripple-kube.
+ * config_util.h - what config.c and config_util.c share beyond
+ * kube_internal.h: bounded file reads and path joining. Private to
+ * libripple-kube.
  */
 #ifndef RIPPLE_KUBE_CONFIG_UTIL_H
 #define RIPPLE_KUBE_CONFIG_UTIL_H
@@ -16,9 +16,5 @@ int kube_read_file(const char *path, char **out, size_t *len);
 /* p if absolute, else dir/p: kubectl resolves relative paths in a kubeconfig
  * against the file's directory. NULL when out of memory. */
 char *kube_path_join(const char *dir, const char *p);
-
-/* A deep copy into *out (NULL for no exec section): RIPPLE_OK or
- * RIPPLE_ENOMEM. */
-int kube_exec_dup(const kube_exec_t *e, kube_exec_t **out);
 
 #endif

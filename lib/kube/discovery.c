@@ -430,6 +430,7 @@ static int refresh(ripple_kube_client_t *c, ripple_kube_status_t *st) {
   if (rc != RIPPLE_OK) return rc;
   if (!c->disc) {
     c->disc = fresh;
+    c->disc_free = kube_discovery_free;
     return RIPPLE_OK;
   }
   return kube_discovery_merge(c->disc, fresh);

@@ -21,9 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config_util.h"
-#include "kube_internal.h"
+#include "exec.h"
 #include "ripplex/sbuf.h"
+#include "status.h"
 
 #define OUT_MAX (1u << 20) /* an ExecCredential is a few KiB; more is a broken plugin */
 #define ERR_TAIL 320       /* bytes of stderr quoted in the message */

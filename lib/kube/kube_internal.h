@@ -2,6 +2,12 @@
  * kube_internal.h - what the parts of libripple-kube share: the resolved
  * configuration, the client, and the HTTP transport every request goes
  * through. Not installed; programs use include/ripple/kube.h.
+ *
+ * The parts call each other top to bottom only: informer.c -> watch.c ->
+ * rw.c -> discovery.c -> client.c (this header) -> exec.c (exec.h); every
+ * one of them reports errors through status.h. What a lower part needs of a
+ * higher one comes as a callback (the client frees discovery's cache through
+ * disc_free; discovery reads through a kube_fetch_fn).
  */
 #ifndef RIPPLE_KUBE_INTERNAL_H
 #define RIPPLE_KUBE_INTERNAL_H
@@ -9,18 +15,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "exec.h"
 #include "ripple/kube.h"
 #include "ripplex/sbuf.h"
+#include "status.h"
 
-/* ---- configuration (config.c, exec.c) ------------------------------------- */
-
-typedef struct kube_exec {
-  char *command;
-  char **args;       /* NULL-terminated, args[0] is command */
-  char **env;        /* NULL-terminated "NAME=value" added to the environment */
-  char *api_version; /* client.authentication.k8s.io/v1 (or v1beta1) */
-  int interactive;   /* never: we have no terminal; a plugin that needs one fails */
-} kube_exec_t;
+/* ---- configuration (config.c) ---------------------------------------------- */
 
 /* A kubeconfig resolved for one context: everything a client needs, with
  * files already read (so a config is self-contained and immutable) except
@@ -45,12 +45,6 @@ struct ripple_kube_config {
 /* A deep copy (the client keeps its own): RIPPLE_OK or RIPPLE_ENOMEM. */
 int kube_config_dup(const ripple_kube_config_t *c, ripple_kube_config_t **out);
 
-/* Run the credential plugin: a token, or a client certificate and key, and
- * when they expire (0: never). Fills st->message on failure. */
-int kube_exec_run(const kube_exec_t *e, const char *server, char **token, char **cert_pem,
-                  char **key_pem, int64_t *expiry_ns, ripple_kube_status_t *st);
-void kube_exec_free(kube_exec_t *e);
-
 /* ---- the client (client.c) -------------------------------------------------- */
 
 typedef struct kube_discovery kube_discovery_t; /* discovery.c */
@@ -67,7 +61,10 @@ struct ripple_kube_client {
   int64_t cred_expiry;
   int64_t token_file_mtime;
   pthread_mutex_t disc_lock;
+  /* discovery.c's cache, and how to free it: set by discovery.c, which the
+   * client never calls (discovery.c calls the client). */
   kube_discovery_t *disc;
+  void (*disc_free)(kube_discovery_t *d);
 };
 
 /* How a response body is received: collected (NULL sink) or streamed. */
@@ -112,10 +109,9 @@ void kube_escape(sbuf_t *b, const char *s);
 void kube_path(sbuf_t *b, const ripple_kube_resource_t *r, const char *ns, const char *name,
                const char *subresource);
 
-/* Fill st with a local error message (printf-style); returns err. */
-int kube_fail(ripple_kube_status_t *st, int err, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-void kube_discovery_free(kube_discovery_t *d); /* discovery.c */
+/* GET path through the client and parse the answer (kube_call); ud is the
+ * ripple_kube_client_t. discovery.c and rw.c read through it (kube_rw.h's
+ * kube_fetch_fn). */
+int kube_fetch_client(void *ud, const char *path, json_t **out, ripple_kube_status_t *st);
 
 #endif

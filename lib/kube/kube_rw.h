@@ -10,12 +10,9 @@
 
 #include "kube_internal.h"
 
-/* GET path and parse the answer: kube_call in a program, canned documents in
- * a test. Returns what kube_call returns. */
+/* GET path and parse the answer: kube_fetch_client (kube_internal.h) in a
+ * program, canned documents in a test. Returns what kube_call returns. */
 typedef int (*kube_fetch_fn)(void *ud, const char *path, json_t **out, ripple_kube_status_t *st);
-
-/* GET through the client (ud is the ripple_kube_client_t). */
-int kube_fetch_client(void *ud, const char *path, json_t **out, ripple_kube_status_t *st);
 
 /* ---- discovery.c ------------------------------------------------------------ */
 
@@ -24,6 +21,8 @@ int kube_fetch_client(void *ud, const char *path, json_t **out, ripple_kube_stat
  * does; /api or /apis failing fails the whole. */
 int kube_discovery_fetch(kube_fetch_fn get, void *ud, kube_discovery_t **out,
                          ripple_kube_status_t *st);
+
+void kube_discovery_free(kube_discovery_t *d);
 
 /* Lookups in one snapshot, without refreshing. NULL when nothing matches. */
 const ripple_kube_resource_t *kube_discovery_find(const kube_discovery_t *d, const char *name);

@@ -19,11 +19,6 @@
 #define LIST_PAGED_TRIES 3
 #define LIST_PAGE_DEFAULT 500
 
-int kube_fetch_client(void *ud, const char *path, json_t **out, ripple_kube_status_t *st) {
-  kube_req_t rq = {"GET", path, NULL, NULL, 0, 0, NULL};
-  return kube_call(ud, &rq, out, st);
-}
-
 static const char *meta_str(const json_t *obj, const char *key) {
   return json_string_value(json_object_get(json_object_get(obj, "metadata"), key));
 }
