@@ -18,7 +18,7 @@ FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
 .PHONY: all deps build build-dev build-asan build-tsan build-hardened builds lab demo test test-dev test-asan \
-        test-tsan test-lab bench reproduce lint format fuzz image clean
+        test-tsan test-lab bench reproduce lint format fuzz image docs-img clean
 
 all: build
 
@@ -115,6 +115,11 @@ reproduce: build lab
 
 lint: deps build-dev
 	@scripts/lint $(BUILD)/dev
+
+# The docs' pictures from their sources (docs/img/*.dot -> *.svg, Graphviz);
+# commit both (tests/docs checks they agree).
+docs-img: deps
+	@scripts/render-docs
 
 format: deps
 	@clang-format -i $$(git ls-files '*.c' '*.h')
