@@ -300,8 +300,8 @@ static void replicaset_writes(const graph_t *g) {
   json_t *s;
   json_array_foreach(g->spans, i, s) {
     const char *name = lab_str(s, "name") ? lab_str(s, "name") : "";
-    if (strcmp(name, "update replicasets") && strcmp(name, "create replicasets") &&
-        strcmp(name, "update deployments/scale"))
+    if (strcmp(name, "update replicasets") != 0 && strcmp(name, "create replicasets") != 0 &&
+        strcmp(name, "update deployments/scale") != 0)
       continue;
     char line[400];
     snprintf(line, sizeof line, "%s %.8s %s %s rv %s by %s%s", lab_str(s, "start"),

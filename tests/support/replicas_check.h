@@ -65,19 +65,19 @@ void rc_admission_print(const char *what, const rc_admission_t *before,
 
 /* One person's change of the Deployment "web" and what became of its Pods. */
 typedef struct rc_change {
-  char cpid[CL_CPID]; /* its root; "" when it failed open (no warning) */
-  int replicas;
   json_t *pods; /* {name: true} of the Pods it added */
+  int replicas;
   /* rc_check's verdicts on those Pods. */
   int own, marked, untraced, alone, wrong;
+  char cpid[CL_CPID]; /* its root; "" when it failed open (no warning) */
 } rc_change_t;
 
-/* Wait (at most 120 s) until "web" has c->replicas ready, calling tick(ud)
- * (when not NULL) at every poll; c's Pods are the ones not in *seen, which
- * then holds every Pod. */
 /* The Pods of Deployment web not in *seen (a new object of names), which then
  * holds every Pod. */
 json_t *rc_new_pods(json_t *seen);
+/* Wait (at most 120 s) until "web" has c->replicas ready, calling tick(ud)
+ * (when not NULL) at every poll; c's Pods are the ones not in *seen, which
+ * then holds every Pod. */
 void rc_settle(rc_change_t *c, json_t *seen, void (*tick)(void *), void *ud);
 /* Classify the Pods of ch[0..n-1] (n in time order) by their contexts and the
  * trace server's graph, print one line per change and the evidence of every
