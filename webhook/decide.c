@@ -74,10 +74,7 @@ static const char *excluded(const wh_t *w, const wh_review_t *r) {
   if (!strcmp(r->resource, "leases") || !strcmp(r->resource, "events") ||
       (review_group && n > 7 && !strcmp(r->resource + n - 7, "reviews")) ||
       (!strcmp(r->resource, "nodes") && !strcmp(r->subresource, "status")) ||
-      (!strcmp(r->resource, "serviceaccounts") && !strcmp(r->subresource, "token")) ||
-      /* A Secret's data never reaches the webhook (docs/webhook.md): its
-       * writes are not sent, and are not traced when sent anyway. */
-      (!strcmp(r->resource, "secrets") && !*r->group))
+      (!strcmp(r->resource, "serviceaccounts") && !strcmp(r->subresource, "token")))
     return "excluded_resource";
   for (size_t i = 0; i < w->o.nexclude_ns; i++)
     if (*r->ns && !strcmp(r->ns, w->exclude_ns[i])) return "excluded_namespace";

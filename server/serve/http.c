@@ -119,8 +119,7 @@ static int authorized(struct MHD_Connection *c, char *const *tokens) {
   if (!tokens || !tokens[0]) return 1; /* no tokens configured: open */
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
   const char *x = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Ripple-Token");
-  /* The scheme's name is case-insensitive (RFC 9110, 11.1): "bearer x" too. */
-  int bearer = known_token(h && !strncasecmp(h, "Bearer ", 7) ? h + 7 : NULL, tokens);
+  int bearer = known_token(h && !strncmp(h, "Bearer ", 7) ? h + 7 : NULL, tokens);
   return bearer | known_token(x, tokens);
 }
 

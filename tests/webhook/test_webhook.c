@@ -625,23 +625,8 @@ static void test_idempotent_root_then_children(void **state) {
   assert_int_equal(f->cap->sp[1].end_ns, t_root + 5000000);
 }
 
-/* A Secret's write is left alone even when a registration sends it (the
- * chart's does not: its matchCondition not-secrets): no patch, no span. */
-static void test_secret_not_traced(void **state) {
-  fx_t *f = *state;
-  admit(f, "CREATE", "kubernetes-admin", "Secret", "secrets", "", "d", "s",
-        "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"s\","
-        "\"namespace\":\"d\"},\"data\":{\"k\":\"c2VjcmV0\"}}",
-        "null");
-  assert_string_equal(f->patch, "");
-  assert_int_equal(f->cap->nsp, 0);
-  assert_int_equal(f->cap->nml, 0);
-  assert_null(warning(f));
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_secret_not_traced, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
       cmocka_unit_test(test_users),
       cmocka_unit_test_setup_teardown(test_root_fresh, setup, teardown),
