@@ -185,6 +185,61 @@ static int controlling_owner(const json_t *obj, ownerref_t *o) {
 
 /* The controlling owner's current context: memory first (no tree), then the
  * informers, which are asked to keep the owner's kind from now on. */
+/* What a memory hit needs of the owner, read from the informer's text with
+ * no tree (every Pod a ReplicaSet creates asks it): its uid, generation and
+ * whether it is being deleted. ok stays 0 when anything is not plain (an
+ * escaped uid, an odd generation): the whole object is read then. */
+typedef struct mark {
+  int ok, deleting;
+  int64_t gen;
+  char uid[64];
+} mark_t;
+
+static int plain_int(wh_span_t v, int64_t *out) {
+  *out = 0;
+  if (!v.p) return 1; /* no generation */
+  if (!v.n || v.n > 18) return 0;
+  for (size_t i = 0; i < v.n; i++) {
+    if (v.p[i] < '0' || v.p[i] > '9') return 0;
+    *out = *out * 10 + (v.p[i] - '0');
+  }
+  return 1;
+}
+
+static void take_mark(void *ud, const char *json, size_t len) {
+  mark_t *m = ud;
+  static const char *const top[] = {"metadata"};
+  static const char *const keys[] = {"uid", "generation", "deletionTimestamp"};
+  wh_span_t md, f[3];
+  m->ok = 0;
+  if (wh_text_fields(json, len, top, 1, &md) != RIPPLE_OK || !md.p ||
+      wh_text_fields(md.p, md.n, keys, 3, f) != RIPPLE_OK || !f[0].p || f[0].n < 2 ||
+      f[0].p[0] != '"' || f[0].n - 2 >= sizeof m->uid || memchr(f[0].p, '\\', f[0].n) ||
+      !plain_int(f[1], &m->gen))
+    return;
+  memcpy(m->uid, f[0].p + 1, f[0].n - 2);
+  m->uid[f[0].n - 2] = '\0';
+  m->deleting = f[2].p && f[2].p[0] == '"';
+  m->ok = 1;
+}
+
+/* A memory hit for the owner ou: 1 when decided from the owner's text alone
+ * (its context added, or the write marked uncertain), 0 when the whole owner
+ * must be read. */
+static int owner_from_memory(gather_t *g, const ownerref_t *ou, const char *ns,
+                             const ripple_ctx_t *c, int64_t gen) {
+  mark_t m = {0};
+  wh_lookup_get(g->w, ou->kind, ns, ou->name, take_mark, &m);
+  if (!m.ok) return 0;
+  if (strcmp(m.uid, ou->uid) != 0) /* not in the informer (yet): memory stands in */
+    add_ctx(g->s, c);
+  else if (wh_gen_past(m.gen, m.deleting, gen))
+    g->s->uncertain = 1;
+  else
+    add_ctx(g->s, c);
+  return 1;
+}
+
 static void owner(gather_t *g, const json_t *obj, const char *ns) {
   ownerref_t o;
   if (!controlling_owner(obj, &o)) return;
@@ -197,6 +252,7 @@ static void owner(gather_t *g, const json_t *obj, const char *ns) {
       wh_memo_recent_get_gen(g->w->memo, o.kind, ns, o.name, o.uid, g->now, &c, &gen) == RIPPLE_OK;
   const wh_text_lookup_t *t = &g->w->o.text_lookup;
   if (t->want && o.api_version) t->want(t->ud, o.api_version, o.kind);
+  if (held && owner_from_memory(g, &o, ns, &c, gen)) return;
   json_t *own = get_whole(g->w, o.kind, ns, o.name);
   if (!own || strcmp(meta_str(own, "uid"), o.uid) != 0) {
     if (held) add_ctx(g->s, &c); /* not in the informer (yet): memory stands in */

@@ -67,12 +67,15 @@ int64_t wh_stamp(const json_t *obj, const char *kind) {
 
 static int counted_change(const json_t *now, const json_t *was);
 
-int wh_gen_behind(const json_t *obj, int64_t about) {
-  int64_t gen = wh_generation(obj);
+int wh_gen_past(int64_t gen, int deleting, int64_t about) {
   if (gen <= 0) return 0; /* a kind without generations: nothing to tell */
+  return gen > about + (deleting ? 1 : 0);
+}
+
+int wh_gen_behind(const json_t *obj, int64_t about) {
   const json_t *meta = json_object_get(obj, "metadata");
-  int deleting = json_is_string(json_object_get(meta, "deletionTimestamp"));
-  return gen > about + deleting;
+  return wh_gen_past(wh_generation(obj), json_is_string(json_object_get(meta, "deletionTimestamp")),
+                     about);
 }
 
 int wh_ctx_stale(const json_t *obj, const char *kind) {

@@ -19,6 +19,8 @@ int64_t wh_generation(const json_t *obj);
 int64_t wh_stamp(const json_t *obj, const char *kind);
 /* obj's generation is past about (a graceful delete's extra one allowed). */
 int wh_gen_behind(const json_t *obj, int64_t about);
+/* The same from the parts: generation gen (0: none), being deleted or not. */
+int wh_gen_past(int64_t gen, int deleting, int64_t about);
 /* obj's context is older than its spec: the stamp is behind its generation
  * (with no stamp, a Deployment past generation 1). */
 int wh_ctx_stale(const json_t *obj, const char *kind);
