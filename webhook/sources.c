@@ -231,9 +231,9 @@ static int owner_from_memory(gather_t *g, const ownerref_t *ou, const char *ns,
   mark_t m = {0};
   wh_lookup_get(g->w, ou->kind, ns, ou->name, take_mark, &m);
   if (!m.ok) return 0;
-  if (strcmp(m.uid, ou->uid) != 0) /* not in the informer (yet): memory stands in */
-    add_ctx(g->s, c);
-  else if (wh_gen_past(m.gen, m.deleting, gen))
+  /* Memory holds the owner's latest change unless its spec changed since;
+   * an owner not in the informer (yet) has memory stand in. */
+  if (!strcmp(m.uid, ou->uid) && wh_gen_past(m.gen, m.deleting, gen))
     g->s->uncertain = 1;
   else
     add_ctx(g->s, c);
