@@ -22,6 +22,8 @@
 /* The most --dns names and --token-secret names one run takes. */
 #define CERTS_MAX_DNS 32
 #define CERTS_MAX_TOKENS 16
+/* The most --tls-secret Secrets one run keeps under one CA. */
+#define CERTS_MAX_TLS 4
 /* The Secret's keys (kubernetes.io/tls, plus the CA as cert-manager does). */
 #define CERTS_KEY_CA "ca.crt"
 #define CERTS_KEY_CRT "tls.crt"
@@ -46,6 +48,20 @@ typedef struct certs_tls {
  * where). */
 int certs_tls_generate(const char *const *dns, size_t ndns, int days, time_t now, certs_tls_t *out,
                        char *err, size_t errcap);
+/* The names one serving certificate is for. */
+typedef struct certs_leaf_req {
+  const char *const *dns;
+  size_t ndns;
+} certs_leaf_req_t;
+
+/* Make one CA and n (1..CERTS_MAX_TLS) serving certificates signed by it,
+ * one per request, into out[0..n-1] (each with the CA's PEM as ca_crt), all
+ * valid for days days. One CA for several Secrets lets a client of one
+ * program (the webhook shipping to the trace server) trust the others
+ * without holding their keys. Same errors as certs_tls_generate; out is
+ * written only on success. */
+int certs_tls_generate_set(const certs_leaf_req_t *reqs, size_t n, int days, time_t now,
+                           certs_tls_t *out, char *err, size_t errcap);
 /* Wipe the key and free all three; the struct is zeroed (idempotent). */
 void certs_tls_free(certs_tls_t *t);
 
@@ -93,6 +109,11 @@ typedef struct certs_tls_opts {
 
 /* Ensure the TLS Secret: RIPPLE_OK, or a negative code with r->err set. */
 int certs_ensure_tls(certs_run_t *r, const certs_tls_opts_t *o);
+/* Ensure n (1..CERTS_MAX_TLS) TLS Secrets whose certificates share one CA
+ * (o[0].days for all): kept while each serves its names and all hold the same
+ * ca.crt; else one new CA and every certificate are made and written (a
+ * renewal of one renews all, so they never stop sharing their CA). */
+int certs_ensure_tls_set(certs_run_t *r, const certs_tls_opts_t *o, size_t n);
 /* Ensure the token Secret (created if absent, never changed): RIPPLE_OK, or
  * a negative code with r->err set. */
 int certs_ensure_token(certs_run_t *r, const char *name);

@@ -169,19 +169,13 @@ static void tls_log(const certs_run_t *r, const certs_tls_opts_t *o, const char 
              r->dry_run ? " dry_run=true" : "");
 }
 
-/* The Secret to write: cur (NULL: a new one) with a fresh CA and certificate. */
-static json_t *tls_object(certs_run_t *r, const certs_tls_opts_t *o, const json_t *cur) {
-  certs_tls_t t;
-  char err[512];
-  if (certs_tls_generate(o->dns, o->ndns, o->days, time(NULL), &t, err, sizeof err)) {
-    snprintf(r->err, sizeof r->err, "Secret %s/%s: %s", r->ns, o->name, err);
-    return NULL;
-  }
+/* The Secret to write: cur (NULL: a new one) with the CA and certificate t. */
+static json_t *tls_object(certs_run_t *r, const certs_tls_opts_t *o, const json_t *cur,
+                          const certs_tls_t *t) {
   json_t *obj = cur ? json_deep_copy(cur) : secret_new(r, o->name, "kubernetes.io/tls");
   if (obj) json_object_del(json_object_get(obj, "metadata"), "managedFields");
-  int ok = obj && set_labels(obj) && set_data(obj, CERTS_KEY_CA, t.ca_crt) &&
-           set_data(obj, CERTS_KEY_CRT, t.tls_crt) && set_data(obj, CERTS_KEY_KEY, t.tls_key);
-  certs_tls_free(&t);
+  int ok = obj && set_labels(obj) && set_data(obj, CERTS_KEY_CA, t->ca_crt) &&
+           set_data(obj, CERTS_KEY_CRT, t->tls_crt) && set_data(obj, CERTS_KEY_KEY, t->tls_key);
   if (!ok) {
     json_decref(obj);
     snprintf(r->err, sizeof r->err, "Secret %s/%s: out of memory", r->ns, o->name);
@@ -190,11 +184,11 @@ static json_t *tls_object(certs_run_t *r, const certs_tls_opts_t *o, const json_
   return obj;
 }
 
-/* Create (cur NULL) or replace cur: RIPPLE_OK, RIPPLE_KUBE_ECONFLICT to
- * decide again, or a failure. */
+/* Create (cur NULL) or replace cur with t: RIPPLE_OK, RIPPLE_KUBE_ECONFLICT
+ * to decide again, or a failure. */
 static int tls_write(certs_run_t *r, const certs_tls_opts_t *o, const json_t *cur,
-                     const char *why) {
-  json_t *obj = tls_object(r, o, cur), *got = NULL;
+                     const certs_tls_t *t, const char *why) {
+  json_t *obj = tls_object(r, o, cur, t), *got = NULL;
   if (!obj) return RIPPLE_ENOMEM;
   int rc = api(r, cur ? OP_UPDATE : OP_CREATE, o->name, obj, &got);
   json_decref(obj);
@@ -210,7 +204,11 @@ static int tls_write(certs_run_t *r, const certs_tls_opts_t *o, const json_t *cu
   return RIPPLE_OK;
 }
 
-static int tls_decide(certs_run_t *r, const certs_tls_opts_t *o, const json_t *cur) {
+/* Why cur cannot be kept (a word into why), 0 when it can; RIPPLE_EINVAL
+ * (r->err set) for a Secret of another type, which cannot be replaced. */
+static int tls_judge(certs_run_t *r, const certs_tls_opts_t *o, const json_t *cur, char *why,
+                     size_t cap) {
+  if (!cur) return 1; /* why stays empty: created, not replaced */
   const char *type = json_string_value(json_object_get(cur, "type"));
   if (!type || strcmp(type, "kubernetes.io/tls") != 0) {
     snprintf(r->err, sizeof r->err,
@@ -219,24 +217,69 @@ static int tls_decide(certs_run_t *r, const certs_tls_opts_t *o, const json_t *c
              r->ns, o->name, type ? type : "(none)", r->ns, o->name);
     return RIPPLE_EINVAL;
   }
-  char why[64];
-  if (certs_tls_check(cur, o->dns, o->ndns, time(NULL), o->renew_before_s, why, sizeof why)) {
-    tls_log(r, o, "tls_secret_kept", cur, NULL);
-    if (r->dry_run) printf("dry run: would keep Secret %s/%s\n", r->ns, o->name);
-    return RIPPLE_OK;
-  }
-  return tls_write(r, o, cur, why);
+  return !certs_tls_check(cur, o->dns, o->ndns, time(NULL), o->renew_before_s, why, cap);
 }
 
-int certs_ensure_tls(certs_run_t *r, const certs_tls_opts_t *o) {
-  for (int round = 0; round < MAX_ROUNDS; round++) {
-    json_t *cur = NULL;
-    int rc = api(r, OP_GET, o->name, NULL, &cur);
+static const char *ca_of(const json_t *secret) {
+  return json_string_value(json_object_get(json_object_get(secret, "data"), CERTS_KEY_CA));
+}
+
+/* Read every Secret of the set into cur[] (NULL: absent) and decide. 1 when
+ * one must be made anew (why[] says which and why; a Secret whose CA is not
+ * the others' is one), 0 when all are kept, or a failure. */
+static int tls_read_all(certs_run_t *r, const certs_tls_opts_t *o, size_t n, json_t **cur,
+                        char why[][64]) {
+  int renew = 0;
+  for (size_t i = 0; i < n; i++) {
+    int rc = api(r, OP_GET, o[i].name, NULL, &cur[i]);
     if (rc == RIPPLE_KUBE_ENOTFOUND)
-      rc = tls_write(r, o, NULL, NULL);
-    else if (rc == RIPPLE_OK)
-      rc = tls_decide(r, o, cur);
-    json_decref(cur);
+      cur[i] = NULL;
+    else if (rc != RIPPLE_OK)
+      return rc;
+    why[i][0] = '\0';
+    int bad = tls_judge(r, &o[i], cur[i], why[i], 64);
+    if (bad < 0) return bad;
+    if (!bad && i > 0 && cur[0] && (!ca_of(cur[0]) || strcmp(ca_of(cur[0]), ca_of(cur[i])) != 0))
+      bad = 1, snprintf(why[i], 64, "ca_differs");
+    renew |= bad;
+  }
+  return renew;
+}
+
+/* One round: keep every Secret, or make one CA and every certificate anew
+ * and write them all. RIPPLE_KUBE_ECONFLICT when a write lost a race. */
+static int tls_round(certs_run_t *r, const certs_tls_opts_t *o, size_t n) {
+  json_t *cur[CERTS_MAX_TLS] = {0};
+  char why[CERTS_MAX_TLS][64];
+  int rc = tls_read_all(r, o, n, cur, why);
+  if (rc == 0) {
+    for (size_t i = 0; i < n; i++) {
+      tls_log(r, &o[i], "tls_secret_kept", cur[i], NULL);
+      if (r->dry_run) printf("dry run: would keep Secret %s/%s\n", r->ns, o[i].name);
+    }
+  } else if (rc > 0) {
+    certs_leaf_req_t req[CERTS_MAX_TLS];
+    certs_tls_t t[CERTS_MAX_TLS];
+    char err[512];
+    for (size_t i = 0; i < n; i++) req[i] = (certs_leaf_req_t){o[i].dns, o[i].ndns};
+    rc = certs_tls_generate_set(req, n, o[0].days, time(NULL), t, err, sizeof err);
+    int made = rc == RIPPLE_OK;
+    if (!made) snprintf(r->err, sizeof r->err, "Secret %s/%s: %s", r->ns, o->name, err);
+    for (size_t i = 0; rc == RIPPLE_OK && i < n; i++)
+      rc = tls_write(r, &o[i], cur[i], &t[i], why[i][0] ? why[i] : cur[i] ? "new_ca" : NULL);
+    for (size_t i = 0; made && i < n; i++) certs_tls_free(&t[i]);
+  }
+  for (size_t i = 0; i < n; i++) json_decref(cur[i]);
+  return rc;
+}
+
+int certs_ensure_tls_set(certs_run_t *r, const certs_tls_opts_t *o, size_t n) {
+  if (n == 0 || n > CERTS_MAX_TLS) {
+    snprintf(r->err, sizeof r->err, "1 to %d TLS Secrets", CERTS_MAX_TLS);
+    return RIPPLE_EINVAL;
+  }
+  for (int round = 0; round < MAX_ROUNDS; round++) {
+    int rc = tls_round(r, o, n);
     if (rc != RIPPLE_KUBE_ECONFLICT) return rc;
     ripple_log(RIPPLE_LOG_INFO, "secret_conflict", "secret=%s/%s round=%d", r->ns, o->name,
                round + 1);
@@ -246,6 +289,10 @@ int certs_ensure_tls(certs_run_t *r, const certs_tls_opts_t *o) {
            "it; is another ripple-certs running?",
            r->ns, o->name, MAX_ROUNDS);
   return RIPPLE_KUBE_ECONFLICT;
+}
+
+int certs_ensure_tls(certs_run_t *r, const certs_tls_opts_t *o) {
+  return certs_ensure_tls_set(r, o, 1);
 }
 
 /* ---- tokens ------------------------------------------------------------------ */

@@ -193,41 +193,79 @@ static char *key_pem(EVP_PKEY *k) {
   return s;
 }
 
-int certs_tls_generate(const char *const *dns, size_t ndns, int days, time_t now, certs_tls_t *out,
-                       char *err, size_t errcap) {
-  if (ndns == 0 || ndns > CERTS_MAX_DNS || days < 1 || days > 36500) {
-    snprintf(err, errcap, "need 1 to %d DNS names and 1 to 36500 days", CERTS_MAX_DNS);
-    return RIPPLE_EINVAL;
+/* dns usable on a certificate: 1, or 0 with err set. */
+static int names_ok(const char *const *dns, size_t ndns, char *err, size_t errcap) {
+  if (ndns == 0 || ndns > CERTS_MAX_DNS) {
+    snprintf(err, errcap, "need 1 to %d DNS names", CERTS_MAX_DNS);
+    return 0;
   }
   for (size_t i = 0; i < ndns; i++)
     if (!certs_name_ok(dns[i])) {
       snprintf(err, errcap, "'%s' is not a DNS name (RFC 1123: lower case, digits, '-', '.')",
                dns[i]);
-      return RIPPLE_EINVAL;
+      return 0;
     }
-  EVP_PKEY *ca_key = EVP_EC_gen("P-256"), *key = EVP_EC_gen("P-256");
-  X509 *ca = ca_key ? new_cert("ripple-certs CA", ca_key, NULL, NULL, days, now) : NULL;
-  int rc = RIPPLE_OK;
-  if (!ca || !sign(ca, ca_key)) rc = ossl_fail(err, errcap, "making the CA");
+  return 1;
+}
+
+/* One serving certificate for req signed by ca, as PEM into out (ca_pem
+ * copied as its ca.crt). */
+static int make_leaf(const certs_leaf_req_t *req, X509 *ca, EVP_PKEY *ca_key, const char *ca_pem,
+                     int days, time_t now, certs_tls_t *out, char *err, size_t errcap) {
+  EVP_PKEY *key = EVP_EC_gen("P-256");
   /* X.509 caps a commonName at 64 characters; clients read the SANs anyway. */
-  const char *cn = strlen(dns[0]) <= 64 ? dns[0] : "ripple-certs serving certificate";
-  X509 *leaf = rc == RIPPLE_OK && key ? new_cert(cn, key, ca, ca_key, days, now) : NULL;
-  if (rc == RIPPLE_OK && (!leaf || !add_sans(leaf, ca, dns, ndns) || !sign(leaf, ca_key)))
+  const char *cn = strlen(req->dns[0]) <= 64 ? req->dns[0] : "ripple-certs serving certificate";
+  X509 *leaf = key ? new_cert(cn, key, ca, ca_key, days, now) : NULL;
+  int rc = RIPPLE_OK;
+  if (!leaf || !add_sans(leaf, ca, req->dns, req->ndns) || !sign(leaf, ca_key))
     rc = ossl_fail(err, errcap, "making the serving certificate");
   certs_tls_t t = {0};
   if (rc == RIPPLE_OK) {
-    t = (certs_tls_t){cert_pem(ca), cert_pem(leaf), key_pem(key)};
+    t = (certs_tls_t){strdup(ca_pem), cert_pem(leaf), key_pem(key)};
     if (!t.ca_crt || !t.tls_crt || !t.tls_key) {
       certs_tls_free(&t);
       rc = ossl_fail(err, errcap, "writing PEM");
     }
   }
   X509_free(leaf);
-  X509_free(ca);
   EVP_PKEY_free(key);
-  EVP_PKEY_free(ca_key);
   if (rc == RIPPLE_OK) *out = t;
   return rc;
+}
+
+int certs_tls_generate_set(const certs_leaf_req_t *reqs, size_t n, int days, time_t now,
+                           certs_tls_t *out, char *err, size_t errcap) {
+  if (n == 0 || n > CERTS_MAX_TLS || days < 1 || days > 36500) {
+    snprintf(err, errcap, "need 1 to %d certificates and 1 to 36500 days", CERTS_MAX_TLS);
+    return RIPPLE_EINVAL;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (!names_ok(reqs[i].dns, reqs[i].ndns, err, errcap)) return RIPPLE_EINVAL;
+  EVP_PKEY *ca_key = EVP_EC_gen("P-256");
+  X509 *ca = ca_key ? new_cert("ripple-certs CA", ca_key, NULL, NULL, days, now) : NULL;
+  char *ca_pem = NULL;
+  int rc = RIPPLE_OK;
+  if (!ca || !sign(ca, ca_key) || !(ca_pem = cert_pem(ca)))
+    rc = ossl_fail(err, errcap, "making the CA");
+  certs_tls_t t[CERTS_MAX_TLS] = {0};
+  for (size_t i = 0; rc == RIPPLE_OK && i < n; i++)
+    rc = make_leaf(&reqs[i], ca, ca_key, ca_pem, days, now, &t[i], err, errcap);
+  for (size_t i = 0; i < n; i++) {
+    if (rc == RIPPLE_OK)
+      out[i] = t[i];
+    else
+      certs_tls_free(&t[i]);
+  }
+  free(ca_pem);
+  X509_free(ca);
+  EVP_PKEY_free(ca_key); /* thrown away: a renewal makes a new CA */
+  return rc;
+}
+
+int certs_tls_generate(const char *const *dns, size_t ndns, int days, time_t now, certs_tls_t *out,
+                       char *err, size_t errcap) {
+  certs_leaf_req_t req = {dns, ndns};
+  return certs_tls_generate_set(&req, 1, days, now, out, err, errcap);
 }
 
 void certs_tls_free(certs_tls_t *t) {

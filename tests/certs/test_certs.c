@@ -291,6 +291,42 @@ static void test_b64_and_names(void **state) {
   assert_false(certs_name_ok("a,DNS:evil"));
 }
 
+/* One CA, two certificates (the webhook's and the trace server's): each
+ * verifies for its own names only, against the same CA, with a key of its
+ * own; one Secret does not serve the other's names. */
+static void test_set_shares_ca(void **state) {
+  (void)state;
+  static const char *const srv[] = {"ripple-server.ripple-system.svc"};
+  certs_leaf_req_t req[2] = {{dns, 2}, {srv, 1}};
+  certs_tls_t t[2];
+  char err[256], why[64];
+  assert_int_equal(certs_tls_generate_set(req, 2, 365, NOW, t, err, sizeof err), RIPPLE_OK);
+  assert_string_equal(t[0].ca_crt, t[1].ca_crt);
+  assert_string_not_equal(t[0].tls_key, t[1].tls_key);
+  json_t *a = secret(t[0].ca_crt, t[0].tls_crt, t[0].tls_key);
+  json_t *b = secret(t[1].ca_crt, t[1].tls_crt, t[1].tls_key);
+  assert_int_equal(certs_tls_check(a, dns, 2, NOW, 30 * DAY, why, sizeof why), 1);
+  assert_int_equal(certs_tls_check(b, srv, 1, NOW, 30 * DAY, why, sizeof why), 1);
+  assert_int_equal(certs_tls_check(b, dns, 1, NOW, 30 * DAY, why, sizeof why), 0);
+  assert_string_equal(why, "missing_san");
+  /* A year: kept 334 days on, renewed within the last 30. */
+  assert_int_equal(certs_tls_check(b, srv, 1, NOW + 334 * DAY, 30 * DAY, why, sizeof why), 1);
+  assert_int_equal(certs_tls_check(b, srv, 1, NOW + 336 * DAY, 30 * DAY, why, sizeof why), 0);
+  assert_string_equal(why, "expiring");
+  json_decref(a);
+  json_decref(b);
+  certs_tls_free(&t[0]);
+  certs_tls_free(&t[1]);
+  /* No certificate, too many, or a bad name in any: nothing is made. */
+  assert_int_equal(certs_tls_generate_set(req, 0, 365, NOW, t, err, sizeof err), RIPPLE_EINVAL);
+  assert_int_equal(certs_tls_generate_set(req, CERTS_MAX_TLS + 1, 365, NOW, t, err, sizeof err),
+                   RIPPLE_EINVAL);
+  static const char *const bad[] = {"Bad.svc"};
+  req[1] = (certs_leaf_req_t){bad, 1};
+  assert_int_equal(certs_tls_generate_set(req, 2, 365, NOW, t, err, sizeof err), RIPPLE_EINVAL);
+  assert_non_null(strstr(err, "Bad.svc"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_generated_verifies), cmocka_unit_test(test_serials_and_keys_differ),
@@ -298,6 +334,7 @@ int main(void) {
       cmocka_unit_test(test_check_rejects),      cmocka_unit_test(test_check_names_and_time),
       cmocka_unit_test(test_long_names),         cmocka_unit_test(test_tokens),
       cmocka_unit_test(test_b64_and_names),      cmocka_unit_test(test_ip_names),
+      cmocka_unit_test(test_set_shares_ca),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
