@@ -10,6 +10,10 @@
 #     are left out there, since the lab serves no such CRDs, and only rendered;
 #  3. the committed manifests (deploy/manifests/ripple.yaml) are what the chart
 #     renders today;
+#  3b. least privilege, by the lab's authorizer: the rendered RBAC objects applied
+#     for real, then `kubectl auth can-i` as each ServiceAccount: none may read
+#     Secrets; the webhook may list and watch Pods and every owner kind, the
+#     custom resources of webhook.ownerKinds included;
 #  4. `helm install` and `helm uninstall` for real: the registration is created
 #     last and disabled (ripple-guard-off), and deleted first on uninstall, judged by
 #     the resourceVersions of the API server's own watch events. The lab's KWOK nodes
@@ -32,6 +36,8 @@ rel=rt$sfx
 fails=0
 cleanup() {
   "$helm" uninstall "$rel" -n "$ns" >/dev/null 2>&1 || true
+  [[ ! -s $work/rbac.yaml ]] || kubectl delete -f "$work/rbac.yaml" --ignore-not-found \
+    --wait=false >/dev/null 2>&1 || true
   kubectl delete namespace "$ns" --wait=false --ignore-not-found >/dev/null 2>&1 || true
   jobs -p | xargs -r kill 2>/dev/null || true
   rm -rf "$work"
@@ -51,7 +57,8 @@ for v in "${values_sets[@]}"; do
   else fail "helm lint ${v:-(defaults)}: $out"; fi
 done
 for bad in webhook.replica=3 server.otlpEndpoint=ftp://x guard.port=70000 logLevel=loud \
-  webhook.maxAncestors=64; do
+  webhook.maxAncestors=64 webhook.readRules=x 'webhook.ownerKinds[0].kind=widget' \
+  certs.renewBeforeDays=0 webhook.clientAuth.caBundle=not-pem; do
   if "$helm" lint --strict "$chart" --set "$bad" >/dev/null 2>&1; then
     fail "helm lint accepted --set $bad"
   else ok "lint refuses --set $bad"; fi
@@ -61,17 +68,41 @@ done
 # auto): a Certificate and the CA injector's annotation, and no certificate from the hook.
 cm() { "$helm" template "$rel" "$chart" "$@" | grep -c "$pattern" || true; }
 pattern='^kind: Certificate$'
-if [[ $(cm) == 0 && $(cm --api-versions cert-manager.io/v1) == 2 &&
+if [[ $(cm) == 0 && $(cm --api-versions cert-manager.io/v1) == 3 &&
   $(cm --api-versions cert-manager.io/v1 --set certs.certManager.enabled=false) == 0 ]]; then
   ok "cert-manager used when served (auto)"
 else fail "certs.certManager.enabled=auto does not follow cert-manager.io/v1"; fi
 pattern='^        - --tls-secret='
-if [[ $(cm) == 1 && $(cm --api-versions cert-manager.io/v1) == 0 ]]; then
+if [[ $(cm) == 2 && $(cm --api-versions cert-manager.io/v1) == 0 ]]; then
   ok "the hook makes the certificate only without cert-manager"
 else fail "the hook's --tls-secret does not follow cert-manager"; fi
 if "$helm" lint --strict "$chart" --set certs.certManager.enabled=maybe >/dev/null 2>&1; then
   fail "helm lint accepted certs.certManager.enabled=maybe"
 else ok "lint refuses certs.certManager.enabled=maybe"; fi
+
+# Values the schema cannot compare are refused when rendering (helm lint only logs a
+# template's fail), before any install hook runs, saying what to change.
+refuses() { # refuses WORDS --set ...: helm template fails and says WORDS
+  local words=$1 out
+  shift
+  if out=$("$helm" template "$rel" "$chart" "$@" 2>&1); then fail "helm template accepted $*"
+  elif [[ $out != *"$words"* ]]; then fail "helm template $*: no \"$words\" in: $out"
+  else ok "template refuses $*"; fi
+}
+refuses "must be less than certs.days" --set certs.days=20
+refuses "must be less than certs.days" --set certs.days=60 --set certs.renewBeforeDays=60
+refuses "needs webhook.clientAuth.caBundle or" --set webhook.clientAuth.enabled=true
+if "$helm" template "$rel" "$chart" --set certs.days=20 --set certs.renewBeforeDays=5 >/dev/null; then
+  ok "certs.days=20 with certs.renewBeforeDays=5 renders"
+else fail "certs.days=20 certs.renewBeforeDays=5 refused"; fi
+
+# Every Secret volume is 0440 (288), never the kubelet's default 0644.
+"$helm" template "$rel" "$chart" --set watch.enabled=true \
+  --set webhook.clientAuth.enabled=true --set webhook.clientAuth.caSecret=apiserver-ca >"$work/all.yaml"
+vols=$(grep -cE '^ +(secret|projected):$' "$work/all.yaml" || true)
+modes=$(grep -cE '^ +defaultMode: 288 # 0440' "$work/all.yaml" || true)
+if [[ $vols -gt 0 && $vols == "$modes" ]]; then ok "$vols Secret volumes, all 0440"
+else fail "$vols Secret volumes, $modes of them with defaultMode 0440"; fi
 
 # 2. Server-side dry run of everything rendered, per value set.
 kubectl create namespace "$ns" >/dev/null
@@ -98,6 +129,74 @@ done
 if diff -u "$src/deploy/manifests/ripple.yaml" <("$src/deploy/render-manifests" --stdout 2>/dev/null) \
   >"$work/diff"; then ok "deploy/manifests/ripple.yaml is up to date"
 else fail "deploy/manifests/ripple.yaml differs from the chart (run deploy/render-manifests): $(head -40 "$work/diff")"; fi
+
+# 3b. Least privilege, by the lab's own authorizer: the rendered ServiceAccounts,
+# roles and bindings of a release of their own (its ClusterRoles are the cluster's
+# until the end), with an owner kind of an operator's.
+prel=${rel}p
+pdoc() { # the rendered documents of RBAC kinds only
+  "$helm" template "$prel" "$chart" --namespace "$ns" --set watch.enabled=true \
+    --set 'webhook.ownerKinds[0].group=example.com,webhook.ownerKinds[0].resource=widgets' \
+    --set 'webhook.ownerKinds[0].kind=Widget' | { echo; echo "---"; cat; } |
+    awk 'BEGIN { RS = "\n---\n"; ORS = "\n---\n" }
+         /\nkind: (ServiceAccount|ClusterRole|ClusterRoleBinding|Role|RoleBinding)\n/'
+}
+pdoc >"$work/rbac.yaml"
+rbac_cleanup() {
+  kubectl delete -f "$work/rbac.yaml" --ignore-not-found --wait=false >/dev/null 2>&1 || true
+}
+if ! out=$(kubectl apply -f "$work/rbac.yaml" 2>&1); then fail "applying the RBAC objects: $out"
+else
+  can() { # can WANT SA VERB RESOURCE [NS]: kubectl auth can-i answers WANT
+    local want=$1 sa=$2 verb=$3 res=$4 where=(-A) got
+    [[ -z ${5:-} ]] || where=(-n "$5")
+    got=$(kubectl auth can-i "$verb" "$res" "${where[@]}" \
+      --as="system:serviceaccount:$ns:$prel-$sa" 2>/dev/null || true)
+    if [[ $got == "$want" ]]; then ok "$sa: can-i $verb $res ${where[*]}: $got"
+    else fail "$sa: can-i $verb $res ${where[*]}: $got, want $want"; fi
+  }
+  # The authorizer's cache follows new RBAC objects within moments.
+  for _ in $(seq 50); do
+    [[ $(kubectl auth can-i watch pods -A --as="system:serviceaccount:$ns:$prel-webhook" \
+      2>/dev/null) == yes ]] && break
+    sleep 0.2
+  done
+  for sa in webhook server guard watch; do
+    for verb in get list watch; do
+      can no "$sa" "$verb" secrets
+      can no "$sa" "$verb" secrets "$ns"
+      can no "$sa" "$verb" secrets default
+    done
+    can no "$sa" get configmaps
+  done
+  for res in pods services endpoints replicationcontrollers deployments.apps replicasets.apps \
+    statefulsets.apps daemonsets.apps jobs.batch cronjobs.batch; do
+    can yes webhook list "$res"
+    can yes webhook watch "$res"
+  done
+  # A kind the lab does not serve: asked of the authorizer by group and resource.
+  sar() { # sar WANT SA VERB GROUP RESOURCE
+    local got
+    got=$(kubectl create -o 'jsonpath={.status.allowed}' -f - <<EOF 2>&1
+{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+ "spec": {"user": "system:serviceaccount:$ns:$prel-$2",
+          "groups": ["system:serviceaccounts", "system:serviceaccounts:$ns"],
+          "resourceAttributes": {"verb": "$3", "group": "$4", "resource": "$5"}}}
+EOF
+    )
+    [[ $got == true ]] && got=yes || got=no
+    if [[ $got == "$1" ]]; then ok "$2: may $3 $5.$4: $got"
+    else fail "$2: may $3 $5.$4: $got, want $1"; fi
+  }
+  sar yes webhook list example.com widgets
+  sar yes webhook watch example.com widgets
+  sar no webhook list example.com gadgets
+  sar no server list example.com widgets
+  can no webhook create pods default
+  can yes webhook update leases.coordination.k8s.io/"$prel"-webhook-decider "$ns"
+  can no webhook update leases.coordination.k8s.io/other "$ns"
+fi
+rbac_cleanup
 
 # 4. Install and uninstall order, by the API server's watch events.
 events() { # events KIND NAME NS OUT: ADDED/DELETED events with their resourceVersions
