@@ -254,7 +254,8 @@ void kr_usage(FILE *f) {
       "credentials, to --server-service NAMESPACE/SERVICE[:PORT] (else $RIPPLE_SERVER_SERVICE,\n"
       "else " KR_DEFAULT_SERVICE_NS "/" KR_DEFAULT_SERVICE_NAME ":" KR_DEFAULT_SERVICE_PORT
       "); or directly to --server URL (else $RIPPLE_SERVER):\n"
-      "a port-forward. Reader token: $RIPPLE_READER_TOKEN, else the Secret "
+      "a port-forward; an https URL is verified against $RIPPLE_SERVER_CA (a PEM file), else\n"
+      "the system's CAs. Reader token: $RIPPLE_READER_TOKEN, else the Secret "
       "SERVICE" KR_TOKEN_SECRET_SUFFIX
       ".\n"
       "Colours on a terminal unless NO_COLOR is set. See docs/kubectl-ripple.md.\n",

@@ -28,7 +28,7 @@
  * reader token is in the Secret <service>-reader-token, key "token". */
 #define KR_DEFAULT_SERVICE_NS "ripple-system"
 #define KR_DEFAULT_SERVICE_NAME "ripple-server"
-#define KR_DEFAULT_SERVICE_PORT "http"
+#define KR_DEFAULT_SERVICE_PORT "https"
 #define KR_TOKEN_SECRET_SUFFIX "-reader-token"
 #define KR_FIELD_MANAGER "kubectl-ripple"
 
@@ -84,10 +84,10 @@ typedef struct kr_where {
 } kr_where_t;
 
 /* --server URL, else --server-service, else $RIPPLE_SERVER, else
- * $RIPPLE_SERVER_SERVICE, else the Service ripple-system/ripple-server:http.
+ * $RIPPLE_SERVER_SERVICE, else the Service ripple-system/ripple-server:https.
  * RIPPLE_EINVAL with err for both flags, or a malformed service. */
 int kr_where_pick(const kr_args_t *a, kr_where_t *out, char *err, size_t cap);
-/* "NAMESPACE/SERVICE[:PORT]" (PORT a port's name or number, default "http")
+/* "NAMESPACE/SERVICE[:PORT]" (PORT a port's name or number, default "https")
  * into out's ns, name and port (url set to NULL, from untouched); the names
  * checked as Kubernetes checks them. RIPPLE_EINVAL with err otherwise. */
 int kr_service_parse(const char *spec, kr_where_t *out, char *err, size_t cap);

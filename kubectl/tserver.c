@@ -99,7 +99,11 @@ static int send_direct(kr_ts_t *ts, const char *path, answer_t *an, char *err, s
   }
   curl_easy_setopt(c, CURLOPT_URL, url);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-  tsc_apply(c, &(tsc_policy_t){.timeout_ms = 60000, .connect_timeout_ms = 10000});
+  /* The chart's trace server serves HTTPS under its own CA (docs/install.md). */
+  const char *ca = getenv("RIPPLE_SERVER_CA");
+  tsc_apply(
+      c, &(tsc_policy_t){
+             .timeout_ms = 60000, .connect_timeout_ms = 10000, .ca_file = ca && *ca ? ca : NULL});
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
   CURLcode cc = curl_easy_perform(c);
@@ -186,7 +190,7 @@ static int api_refusal(const kr_ts_t *ts, long status, const json_t *j, char *er
   else if (status == 403)
     snprintf(err, cap,
              "you may not reach the trace server through the API server (\"%.200s\"): that needs "
-             "get on services/proxy, resourceName http:%s:%s, in namespace %s. Ask for the Role "
+             "get on services/proxy, resourceName https:%s:%s, in namespace %s. Ask for the Role "
              "%s there to be bound to you (kubectl -n %s create rolebinding NAME "
              "--role=%s --user=YOU), or give the trace server's URL with --server",
              m, name, ts->w.port, ns, role, ns, role);

@@ -4,7 +4,7 @@
  * $RIPPLE_SERVER: a port-forward, the lab, tests), or a Service it reaches
  * through the Kubernetes API server's service proxy with the user's own
  * kubeconfig credentials (--server-service, $RIPPLE_SERVER_SERVICE, else the
- * install's ripple-system/ripple-server:http), and the proxy's paths.
+ * install's ripple-system/ripple-server:https), and the proxy's paths.
  *
  * The names are checked here as the API server would check them, so a typo
  * is a usage error that names the option, not a 404 from the cluster.
@@ -106,7 +106,7 @@ char *kr_proxy_path(const kr_where_t *w, const char *path) {
   size_t cap = strlen(w->ns) + strlen(w->name) + strlen(w->port) + strlen(path) + 64;
   char *p = malloc(cap);
   if (p)
-    snprintf(p, cap, "/api/v1/namespaces/%s/services/http:%s:%s/proxy%s", w->ns, w->name, w->port,
+    snprintf(p, cap, "/api/v1/namespaces/%s/services/https:%s:%s/proxy%s", w->ns, w->name, w->port,
              path);
   return p;
 }

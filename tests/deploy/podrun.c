@@ -84,18 +84,29 @@ static void mkdirs(const char *path, mode_t mode) {
   if (mkdir(p, mode) != 0 && errno != EEXIST) fail_msg("mkdir %s: %s", p, strerror(errno));
 }
 
-static void write_file(const char *dir, const char *name, const char *data, size_t len) {
+/* A Secret volume's file, with the volume's defaultMode (or its item's mode). */
+static void write_file(const char *dir, const char *name, const char *data, size_t len,
+                       mode_t mode) {
   char path[320];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   FILE *f = fopen(path, "wb");
   if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0)
     fail_msg("cannot write %s: %s", path, strerror(errno));
-  chmod(path, 0644); /* a Secret volume's defaultMode 0644 */
+  if (chmod(path, mode) != 0) fail_msg("chmod %s: %s", path, strerror(errno));
+}
+
+/* A file mode from a volume's defaultMode or an item's mode m; dflt when m
+ * is absent (the kubelet's 0644 for a volume). */
+static mode_t mode_of(const json_t *m, mode_t dflt) {
+  if (!m) return dflt;
+  if (!json_is_integer(m) || json_integer_value(m) < 0 || json_integer_value(m) > 0777)
+    fail_msg("podrun: a Secret volume's mode is not 0 to 0777");
+  return (mode_t)json_integer_value(m);
 }
 
 /* Secret name's keys (items: only those, at their paths) into dir. */
 static void secret_files(const podrun_opts_t *o, const char *name, const json_t *items,
-                         const char *dir) {
+                         const char *dir, mode_t mode) {
   char path[256];
   snprintf(path, sizeof path, "/api/v1/namespaces/%s/secrets/%s", o->ns, name);
   json_t *s = NULL;
@@ -106,13 +117,15 @@ static void secret_files(const podrun_opts_t *o, const char *name, const json_t 
   const json_t *v;
   json_object_foreach((json_t *)data, key, v) {
     const char *to = key;
+    mode_t m = mode;
     if (json_array_size(items)) {
       to = NULL;
       size_t i;
       const json_t *it;
       json_array_foreach(items, i, it) {
-        if (!strcmp(json_string_value(json_object_get(it, "key")), key))
-          to = json_string_value(json_object_get(it, "path"));
+        if (strcmp(json_string_value(json_object_get(it, "key")), key) != 0) continue;
+        to = json_string_value(json_object_get(it, "path"));
+        m = mode_of(json_object_get(it, "mode"), mode);
       }
       if (!to) continue;
     }
@@ -121,7 +134,7 @@ static void secret_files(const podrun_opts_t *o, const char *name, const json_t 
     if (!json_is_string(v) ||
         b64_decode(json_string_value(v), json_string_length(v), &raw, &n) != RIPPLE_OK)
       fail_msg("podrun: Secret %s: data[%s] is not base64", name, key);
-    write_file(dir, to, raw, n);
+    write_file(dir, to, raw, n, m);
     free(raw);
   }
   json_decref(s);
@@ -132,14 +145,16 @@ static void volume_files(const podrun_opts_t *o, const json_t *vol, const char *
   const json_t *sec = json_object_get(vol, "secret");
   const json_t *proj = json_object_get(vol, "projected");
   if (sec) {
-    secret_files(o, lab_str(sec, "secretName"), json_object_get(sec, "items"), dir);
+    secret_files(o, lab_str(sec, "secretName"), json_object_get(sec, "items"), dir,
+                 mode_of(json_object_get(sec, "defaultMode"), 0644));
   } else if (proj) {
     size_t i;
     const json_t *src;
     json_array_foreach(json_object_get(proj, "sources"), i, src) {
       const json_t *ss = json_object_get(src, "secret");
       if (!ss) fail_msg("podrun: a projected source other than a Secret");
-      secret_files(o, lab_str(ss, "name"), json_object_get(ss, "items"), dir);
+      secret_files(o, lab_str(ss, "name"), json_object_get(ss, "items"), dir,
+                   mode_of(json_object_get(proj, "defaultMode"), 0644));
     }
   } else if (!json_object_get(vol, "emptyDir")) {
     fail_msg("podrun: volume %s is of a kind podrun does not know", lab_str(vol, "name"));

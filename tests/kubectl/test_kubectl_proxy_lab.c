@@ -16,7 +16,7 @@
  * the TokenRequest API, first with no rights, then with the Role
  * ripple-reader the install grants (get on services/proxy of the Service,
  * get on its Secret), by a RoleBinding the test makes. The proxy's
- * resourceName is the id in its path, "http:tserver:http", not the
+ * resourceName is the id in its path, "https:tserver:https", not the
  * Service's name: a Role naming "tserver" lets nobody through.
  */
 #include <fcntl.h>
@@ -136,19 +136,19 @@ static int setup(void **state) {
    * object: no controller races the test), its Secret, the install's Role. */
   create("services",
          "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
-         "\"tserver\"},\"spec\":{\"ports\":[{\"name\":\"http\",\"port\":7480}]}}");
+         "\"tserver\"},\"spec\":{\"ports\":[{\"name\":\"https\",\"port\":7480}]}}");
   create("endpoints",
          "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":"
          "\"tserver\"},\"subsets\":[]}");
   create("services",
          "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"ext\"},"
          "\"spec\":{\"type\":\"ExternalName\",\"externalName\":\"localhost\","
-         "\"ports\":[{\"name\":\"http\",\"port\":7480}]}}");
+         "\"ports\":[{\"name\":\"https\",\"port\":7480}]}}");
   put_secret("dG9rLWxhYgo="); /* "tok-lab\n" */
   create("roles.rbac.authorization.k8s.io",
          "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"Role\",\"metadata\":{"
          "\"name\":\"ripple-reader\"},\"rules\":[{\"apiGroups\":[\"\"],\"resources\":["
-         "\"services/proxy\"],\"resourceNames\":[\"http:tserver:http\"],\"verbs\":[\"get\"]},{"
+         "\"services/proxy\"],\"resourceNames\":[\"https:tserver:https\"],\"verbs\":[\"get\"]},{"
          "\"apiGroups\":[\"\"],\"resources\":[\"secrets\"],\"resourceNames\":["
          "\"tserver-reader-token\"],\"verbs\":[\"get\"]}]}");
   reader_kubeconfig();
@@ -176,7 +176,7 @@ static void test_api_server_answers(void **state) {
                (char *)NULL);
   /* The same Service from $RIPPLE_SERVER_SERVICE. */
   char env[128], *out;
-  snprintf(env, sizeof env, "%s/tserver:http", ns);
+  snprintf(env, sizeof env, "%s/tserver:https", ns);
   setenv("RIPPLE_SERVER_SERVICE", env, 1);
   int st = kr_run(&out, admin, "trace " CPID);
   unsetenv("RIPPLE_SERVER_SERVICE");
@@ -201,7 +201,7 @@ static void test_reader(void **state) {
   (void)state;
   /* No rights: the Secret is not readable (no token, no error), the proxy
    * is forbidden, and the error names the Role. */
-  expect_trace(reader_cfg, "tserver", "get on services/proxy, resourceName http:tserver:http",
+  expect_trace(reader_cfg, "tserver", "get on services/proxy, resourceName https:tserver:https",
                "Role ripple-reader", "create rolebinding", (char *)NULL);
   create("rolebindings.rbac.authorization.k8s.io",
          "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",\"metadata\":"

@@ -18,7 +18,7 @@
 static void test_service_parse_good(void **state) {
   (void)state;
   static const char *const t[][4] = {
-      {"ripple-system/ripple-server", "ripple-system", "ripple-server", "http"},
+      {"ripple-system/ripple-server", "ripple-system", "ripple-server", "https"},
       {"ripple-system/ripple-server:http", "ripple-system", "ripple-server", "http"},
       {"a/b:8080", "a", "b", "8080"},
       {"0ns/svc-2:metrics-2", "0ns", "svc-2", "metrics-2"},
@@ -150,7 +150,7 @@ static void test_pick_order(void **state) {
   assert_null(w.url);
   assert_string_equal(w.ns, "ripple-system");
   assert_string_equal(w.name, "ripple-server");
-  assert_string_equal(w.port, "http");
+  assert_string_equal(w.port, "https");
   assert_string_equal(w.from, "the default");
   /* An empty variable is no variable. */
   assert_int_equal(pick(&w, err, sizeof err, "", "", NULL, NULL), RIPPLE_OK);
@@ -192,13 +192,13 @@ static void test_proxy_path(void **state) {
   assert_int_equal(kr_service_parse("ripple-system/ripple-server", &w, err, sizeof err), RIPPLE_OK);
   char *p = kr_proxy_path(&w, "/v1/cpids/" C "/related");
   assert_string_equal(
-      p, "/api/v1/namespaces/ripple-system/services/http:ripple-server:http/proxy/v1/cpids/" C
+      p, "/api/v1/namespaces/ripple-system/services/https:ripple-server:https/proxy/v1/cpids/" C
          "/related");
   free(p);
   assert_int_equal(kr_service_parse("t/s:7480", &w, err, sizeof err), RIPPLE_OK);
   p = kr_proxy_path(&w, "/v1/objects/u/roots?limit=1");
-  assert_string_equal(p,
-                      "/api/v1/namespaces/t/services/http:s:7480/proxy/v1/objects/u/roots?limit=1");
+  assert_string_equal(
+      p, "/api/v1/namespaces/t/services/https:s:7480/proxy/v1/objects/u/roots?limit=1");
   free(p);
 }
 
@@ -250,7 +250,7 @@ static void test_dashboard_through_proxy(void **state) {
   char *url = kr_ts_dashboard_url(ts, C);
   assert_string_equal(url,
                       "https://127.0.0.1:1/api/v1/namespaces/ripple-system/services/"
-                      "http:ripple-server:http/proxy/#/trace/" C);
+                      "https:ripple-server:https/proxy/#/trace/" C);
   assert_non_null(strstr(kr_ts_where(ts), "behind Service ripple-system/ripple-server"));
   char *text = NULL;
   size_t len = 0;
@@ -261,7 +261,7 @@ static void test_dashboard_through_proxy(void **state) {
   assert_non_null(strstr(text, "kubectl proxy"));
   assert_non_null(strstr(text,
                          "http://127.0.0.1:8001/api/v1/namespaces/ripple-system/services/"
-                         "http:ripple-server:http/proxy/#/trace/" C));
+                         "https:ripple-server:https/proxy/#/trace/" C));
   assert_null(strstr(text, "the-reader-token"));
   free(text);
   free(url);
