@@ -255,8 +255,8 @@ static void plan_token(podrun_t *p, plan_t *pl, const json_t *spec, const podrun
   }
   snprintf(dir, sizeof dir, "%s/serviceaccount", p->dir);
   mkdirs(dir, 0755);
-  write_file(dir, "token", token, strlen(token));
-  write_file(dir, "namespace", o->ns, strlen(o->ns));
+  write_file(dir, "token", token, strlen(token), 0644);
+  write_file(dir, "namespace", o->ns, strlen(o->ns), 0644);
   FILE *f = o->ca_file ? fopen(o->ca_file, "rb") : NULL;
   if (!f) {
     fail_msg("podrun: cannot read the cluster's CA (%s)", o->ca_file ? o->ca_file : "unset");
@@ -265,7 +265,7 @@ static void plan_token(podrun_t *p, plan_t *pl, const json_t *spec, const podrun
   char ca[16384];
   size_t n = fread(ca, 1, sizeof ca, f);
   fclose(f);
-  write_file(dir, "ca.crt", ca, n);
+  write_file(dir, "ca.crt", ca, n, 0644); /* the projected token volume's own mode */
   json_decref(tr);
   add_mount(pl, dir, SA_DIR, 1);
 }

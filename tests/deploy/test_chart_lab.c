@@ -11,12 +11,15 @@
  *   read-only root, the registration is failurePolicy Ignore, timeoutSeconds 1,
  *   without a caBundle and disabled (ripple-guard-off);
  * - the install hook's Secrets are made with its least-privilege Role, and a second
- *   run changes none of them;
+ *   run changes none of them: the webhook's and the trace server's certificates
+ *   (one CA; the trace server's Pod holds its own key, never the webhook's), the
+ *   tokens, and the webhook replicas' context key (mounted in their Pods only);
  * - while the registration is disabled the API server does not call the webhook,
  *   even with the webhook up; the guard sets the hook's CA as caBundle and only then
  *   enables it;
  * - `make demo`'s cascade (a Deployment of 10 scaled to 20 by kubectl ripple) is
- *   traced: the webhook ships with the writer token, the server refuses readers
+ *   traced: the webhook ships over HTTPS (verifying the trace server against the
+ *   hook's CA) with the writer token, the server refuses readers
  *   without the reader token and shows the whole cascade with it, and the watch
  *   agent (watch.enabled, its list/watch RBAC, --no-records) sends what the scale
  *   changed;
@@ -25,8 +28,9 @@
  * The chart is rendered for the lab's network rule: every program listens on
  * 127.0.0.1 (listenHost) on free ports, the webhook is registered by loopback URL
  * (webhook.url; its certificate then names 127.0.0.1), traces one namespace of the
- * test's own (webhook.namespaces) and reaches the trace server at 127.0.0.1
- * (webhook.traceServer): a cluster's Service names do not resolve here.
+ * test's own (webhook.namespaces) and reaches the trace server at
+ * https://127.0.0.1 (webhook.traceServer; the server's certificate then names
+ * 127.0.0.1 too): a cluster's Service names do not resolve here.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -38,8 +42,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
 #include "http_client.h"
 #include "podrun.h"
+#include "ripplex/b64.h"
 #include "ripplex/sbuf.h"
 #include "ripplex/yjson.h"
 #include "rw_lab.h"
@@ -51,6 +58,7 @@ static struct {
   char rel[32];   /* the release's name */
   char bins[256]; /* the build's bin directory */
   char data[128]; /* the server's claim */
+  char ca[160];   /* the hook's CA (the trace server's ca.crt) as a file */
   unsigned port_server, port_webhook, port_guard;
   json_t *docs;
   podrun_t certs, server, webhook, guard, watch;
@@ -96,7 +104,7 @@ static void render(void) {
              "'%s' template %s '%s/deploy/helm/ripple' --namespace %s --set listenHost=127.0.0.1"
              " --set server.port=%u --set webhook.port=%u --set guard.port=%u"
              " --set webhook.url=https://127.0.0.1:%u/mutate --set 'webhook.namespaces={%s}'"
-             " --set webhook.traceServer=http://127.0.0.1:%u --set logLevel=debug"
+             " --set webhook.traceServer=https://127.0.0.1:%u --set logLevel=debug"
              " --set watch.enabled=true --set watch.namespace=%s"
              " --set 'watch.objects={deployments.apps,replicasets.apps,pods}'",
              helm, t.rel, src, t.l.ns, t.port_server, t.port_webhook, t.port_guard, t.port_webhook,
@@ -119,6 +127,21 @@ static void check_pod(const json_t *obj) {
   assert_true(json_is_false(lab_at(c, "securityContext.allowPrivilegeEscalation")));
   assert_string_equal(
       json_string_value(json_array_get(lab_at(c, "securityContext.capabilities.drop"), 0)), "ALL");
+}
+
+/* Does obj's Pod template mount Secret name (as a volume or a projected source)? */
+static int uses_secret(const json_t *obj, const char *name) {
+  size_t i, j;
+  const json_t *v, *src;
+  json_array_foreach(lab_at(podrun_template(obj), "spec.volumes"), i, v) {
+    const char *s = json_string_value(lab_at(v, "secret.secretName"));
+    if (s && !strcmp(s, name)) return 1;
+    json_array_foreach(lab_at(v, "projected.sources"), j, src) {
+      s = json_string_value(lab_at(src, "secret.name"));
+      if (s && !strcmp(s, name)) return 1;
+    }
+  }
+  return 0;
 }
 
 /* What the rendered objects must say, before anything runs. */
@@ -151,6 +174,23 @@ static void check_rendered(void) {
   assert_string_equal(
       lab_str(json_array_get(lab_at(sts, "spec.volumeClaimTemplates"), 0), "metadata.name"),
       "data");
+  /* The trace server's Pod mounts its own certificate, never the webhook's key or
+   * the context key; only the webhook's Pods mount the context key. */
+  assert_false(uses_secret(sts, named("webhook-tls")));
+  assert_false(uses_secret(sts, named("context-key")));
+  assert_true(uses_secret(sts, named("server-tls")));
+  assert_true(uses_secret(wh, named("context-key")));
+  assert_false(uses_secret(doc("Deployment", named("guard")), named("context-key")));
+  assert_false(uses_secret(doc("Deployment", named("watch")), named("context-key")));
+  /* No rule of the webhook's ClusterRole reaches Secrets or every resource. */
+  size_t i2;
+  const json_t *rule;
+  json_array_foreach(json_object_get(doc("ClusterRole", named("webhook")), "rules"), i2, rule) {
+    char *text = json_dumps(json_object_get(rule, "resources"), 0);
+    assert_null(strstr(text, "secrets"));
+    assert_null(strstr(text, "*"));
+    free(text);
+  }
 }
 
 /* Every rendered object but the workloads, created for real. */
@@ -220,21 +260,85 @@ static void run_hook(void) {
   }
 }
 
-/* The hook's three Secrets; their resourceVersions into rv ("a,b,c"). */
+/* A Secret's data[key] decoded, as a new string. */
+static char *secret_text(const char *name, const char *key) {
+  json_t *s = secret(name);
+  const char *b64 = json_string_value(json_object_get(json_object_get(s, "data"), key));
+  char *out = NULL;
+  size_t n = 0;
+  if (!b64 || b64_decode(b64, strlen(b64), &out, &n) != RIPPLE_OK)
+    fail_msg("Secret %s has no %s", name, key);
+  json_decref(s);
+  return out;
+}
+
+/* The hook's Secrets; their resourceVersions into rv ("a,b,..."). */
 static void hook_secrets(char *rv, size_t cap) {
-  const char *names[3] = {named("webhook-tls"), named("server-writer-token"),
-                          named("server-reader-token")};
+  const char *names[5] = {named("webhook-tls"), named("server-tls"), named("server-writer-token"),
+                          named("server-reader-token"), named("context-key")};
   rv[0] = '\0';
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 5; i++) {
     json_t *s = secret(names[i]);
     const char *keys[3] = {"ca.crt", "tls.crt", "tls.key"};
-    for (int k = 0; k < (i == 0 ? 3 : 0); k++)
+    for (int k = 0; k < (i < 2 ? 3 : 0); k++)
       assert_non_null(json_object_get(json_object_get(s, "data"), keys[k]));
-    if (i > 0) assert_non_null(lab_at(s, "data.token"));
+    if (i >= 2) assert_non_null(lab_at(s, "data.token"));
     size_t n = strlen(rv);
     snprintf(rv + n, cap - n, "%s,", lab_str(s, "metadata.resourceVersion"));
     json_decref(s);
   }
+  /* One CA signed both certificates: the webhook verifies the trace server with it. */
+  char *a = secret_text(names[0], "ca.crt"), *b = secret_text(names[1], "ca.crt");
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+  /* The context key: 32 random bytes as 64 hex digits. */
+  char *key = secret_text(names[4], "token");
+  assert_int_equal(strspn(key, "0123456789abcdef"), 64);
+  assert_int_equal(strlen(key), 64);
+  free(key);
+  /* The CA as a file, for this test's own HTTPS requests to the trace server. */
+  char *ca = secret_text(names[1], "ca.crt");
+  FILE *f = fopen(t.ca, "w");
+  if (!f || fputs(ca, f) < 0 || fclose(f) != 0) fail_msg("cannot write %s", t.ca);
+  free(ca);
+}
+
+static size_t collect(char *p, size_t size, size_t n, void *ud) {
+  hc_resp_t *r = ud;
+  size_t add = size * n;
+  char *grown = realloc(r->body, r->len + add + 1);
+  if (!grown) return 0; /* curl reports a write error */
+  memcpy(grown + r->len, p, add);
+  r->len += add;
+  grown[r->len] = '\0';
+  r->body = grown;
+  return add;
+}
+
+/* hc_request over HTTPS to the trace server, verified against the hook's CA. */
+static int ts_request(const char *url, const char *token, hc_resp_t *r) {
+  memset(r, 0, sizeof *r);
+  CURL *c = curl_easy_init();
+  if (!c) return -1;
+  struct curl_slist *h = NULL;
+  char auth[512];
+  if (token) {
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+    h = curl_slist_append(h, auth);
+  }
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(c, CURLOPT_CAINFO, t.ca);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+  CURLcode rc = curl_easy_perform(c);
+  if (rc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  return rc == CURLE_OK ? 0 : -1;
 }
 
 static char *token(const char *which) {
@@ -283,9 +387,9 @@ static int guard_enabled(void *ud) {
 static int server_ready(void *ud) {
   (void)ud;
   char url[128];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u/readyz", t.port_server);
+  snprintf(url, sizeof url, "https://127.0.0.1:%u/readyz", t.port_server);
   hc_resp_t r;
-  int ok = hc_request("GET", url, NULL, 0, NULL, &r) == 0 && r.status == 200;
+  int ok = ts_request(url, NULL, &r) == 0 && r.status == 200;
   hc_resp_free(&r);
   return ok;
 }
@@ -351,7 +455,9 @@ static int cascade_traced(void *ud) {
   traced_t *tr = ud;
   char *out = NULL;
   setenv("RIPPLE_READER_TOKEN", tr->token, 1);
-  int rc = kr(&out, "trace %s -o json --server http://127.0.0.1:%u", tr->cpid, t.port_server);
+  setenv("RIPPLE_SERVER_CA", t.ca, 1);
+  int rc = kr(&out, "trace %s -o json --server https://127.0.0.1:%u", tr->cpid, t.port_server);
+  unsetenv("RIPPLE_SERVER_CA");
   unsetenv("RIPPLE_READER_TOKEN");
   json_t *j = rc == 0 ? json_loads(out, 0, NULL) : NULL;
   free(out);
@@ -369,9 +475,9 @@ typedef struct details {
 static int has_replicas_diff(void *ud) {
   details_t *d = ud;
   char url[160];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/cpids/%s/details", t.port_server, d->cpid);
+  snprintf(url, sizeof url, "https://127.0.0.1:%u/v1/cpids/%s/details", t.port_server, d->cpid);
   hc_resp_t r;
-  if (hc_request("GET", url, NULL, 0, d->token, &r) != 0) return 0;
+  if (ts_request(url, d->token, &r) != 0) return 0;
   free(d->last);
   d->last = r.status == 200 && r.body ? strdup(r.body) : NULL;
   hc_resp_free(&r);
@@ -408,13 +514,17 @@ static void demo_cascade(void) {
 
   /* Without the reader token the server answers 401; with a wrong one too. */
   char url[160];
-  snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/cpids/%s/spans", t.port_server, cpid);
+  snprintf(url, sizeof url, "https://127.0.0.1:%u/v1/cpids/%s/spans", t.port_server, cpid);
   hc_resp_t resp;
-  assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &resp), 0);
+  assert_int_equal(ts_request(url, NULL, &resp), 0);
   assert_int_equal(resp.status, 401);
   hc_resp_free(&resp);
-  assert_int_equal(hc_request("GET", url, NULL, 0, "not-the-token", &resp), 0);
+  assert_int_equal(ts_request(url, "not-the-token", &resp), 0);
   assert_int_equal(resp.status, 401);
+  hc_resp_free(&resp);
+  /* Plain HTTP is not served: no token crosses the network in clear. */
+  snprintf(url, sizeof url, "http://127.0.0.1:%u/healthz", t.port_server);
+  assert_true(hc_request("GET", url, NULL, 0, NULL, &resp) != 0 || resp.status != 200);
   hc_resp_free(&resp);
 
   /* The watch agent, with the chart's RBAC and writer token, sent what the scale
@@ -488,6 +598,7 @@ static int setup(void **state) {
   }
   snprintf(t.bins, sizeof t.bins, "%.*s", (int)(slash - bin), bin);
   snprintf(t.data, sizeof t.data, "/var/tmp/ripple-chart-data-%s", sfx);
+  snprintf(t.ca, sizeof t.ca, "/var/tmp/ripple-chart-ca-%s.pem", sfx);
   t.port_server = free_port();
   t.port_webhook = free_port();
   t.port_guard = free_port();
@@ -509,8 +620,8 @@ static int teardown(void **state) {
   whlab_end(&t.l);
   /* The volumes hold the tokens and the key: nothing may stay behind. */
   char *out = NULL;
-  lab_sh(&out, "rm -rf '%s' '%s' '%s' '%s' '%s' '%s'", t.data, t.certs.dir, t.server.dir,
-         t.webhook.dir, t.guard.dir, t.watch.dir);
+  lab_sh(&out, "rm -rf '%s' '%s' '%s' '%s' '%s' '%s' '%s'", t.data, t.certs.dir, t.server.dir,
+         t.webhook.dir, t.guard.dir, t.watch.dir, t.ca);
   free(out);
   return 0;
 }
