@@ -239,6 +239,7 @@ static int tls_read_all(certs_run_t *r, const certs_tls_opts_t *o, size_t n, jso
     why[i][0] = '\0';
     int bad = tls_judge(r, &o[i], cur[i], why[i], 64);
     if (bad < 0) return bad;
+    if (!bad) why[i][0] = '\0'; /* the check says "valid": this one could stay */
     if (!bad && i > 0 && cur[0] && (!ca_of(cur[0]) || strcmp(ca_of(cur[0]), ca_of(cur[i])) != 0))
       bad = 1, snprintf(why[i], 64, "ca_differs");
     renew |= bad;

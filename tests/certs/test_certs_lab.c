@@ -9,7 +9,10 @@
  * second run keeps everything (same resourceVersions, "kept" in the log); a
  * dry run changes nothing; a corrupt tls.crt is replaced; a token Secret is
  * never changed, even one whose token someone set; a --dns name added later
- * causes a replacement; a Secret of the wrong type is refused. Then with the
+ * causes a replacement; a Secret of the wrong type is refused. Two
+ * --tls-secret (the webhook's and the trace server's) share one CA, each
+ * serving its own names; one that can no longer be kept renews both, under a
+ * new CA. Then with the
  * credentials of a service account: without RBAC it fails naming the verb
  * and the Secret; with exactly the Role docs/certs.md gives, it succeeds.
  * Finally an API server that does not answer: exit 1 after --timeout.
@@ -337,6 +340,74 @@ static void test_certs_ensure(void **state) {
 #undef TOKENS
 }
 
+/* Two TLS Secrets under one CA: made together, kept together, renewed together. */
+static void test_certs_shared_ca(void **state) {
+  (void)state;
+  if (!kc) begin();
+  char wh[128], srv[128], *log = NULL, *v;
+  snprintf(wh, sizeof wh, "ripple-webhook.%s.svc", ns);
+  snprintf(srv, sizeof srv, "ripple-server.%s.svc", ns);
+  const char *whn[] = {wh}, *srvn[] = {srv};
+#define PAIR "--tls-secret", "p-wh", "--dns", wh, "--tls-secret", "p-srv", "--dns", srv
+
+  assert_int_equal(RUN(NULL, &log, PAIR, "--timeout", "30s"), 0);
+  assert_int_equal(LINES(log, "event=tls_secret_created"), 2);
+  assert_int_equal(LINES(log, "event=start", "tls_secrets=2"), 1);
+  free(log);
+  assert_serves("p-wh", whn, 1);
+  assert_serves("p-srv", srvn, 1);
+  json_t *a = get_secret("p-wh"), *b = get_secret("p-srv");
+  char *ca1 = data(a, CERTS_KEY_CA), *ca2 = data(b, CERTS_KEY_CA);
+  char *k1 = data(a, CERTS_KEY_KEY), *k2 = data(b, CERTS_KEY_KEY);
+  assert_string_equal(ca1, ca2);   /* one CA ... */
+  assert_string_not_equal(k1, k2); /* ... and a key of each one's own */
+  json_decref(a);
+  json_decref(b);
+  free(k1);
+  free(k2);
+  free(ca2);
+  /* The server's Secret does not serve the webhook's name. */
+  json_t *sb = get_secret("p-srv");
+  char why[64];
+  assert_int_equal(certs_tls_check(sb, whn, 1, time(NULL), 0, why, sizeof why), 0);
+  assert_string_equal(why, "missing_san");
+  json_decref(sb);
+
+  /* Kept together. */
+  char *rv_wh = rv("p-wh"), *rv_srv = rv("p-srv");
+  assert_int_equal(RUN(NULL, &log, PAIR, "--timeout", "30s"), 0);
+  assert_int_equal(LINES(log, "event=tls_secret_kept"), 2);
+  free(log);
+  assert_string_equal(v = rv("p-wh"), rv_wh), free(v);
+  assert_string_equal(v = rv("p-srv"), rv_srv), free(v);
+
+  /* One corrupt: both made anew under a new CA, which they share again. */
+  set_data("p-srv", CERTS_KEY_CRT, "garbage");
+  assert_int_equal(RUN(NULL, &log, PAIR, "--timeout", "30s"), 0);
+  assert_int_equal(LINES(log, "event=tls_secret_replaced", "p-srv", "why=bad_tls.crt"), 1);
+  assert_int_equal(LINES(log, "event=tls_secret_replaced", "p-wh", "why=new_ca"), 1);
+  free(log);
+  assert_serves("p-wh", whn, 1);
+  assert_serves("p-srv", srvn, 1);
+  a = get_secret("p-wh");
+  b = get_secret("p-srv");
+  char *n1 = data(a, CERTS_KEY_CA), *n2 = data(b, CERTS_KEY_CA);
+  assert_string_equal(n1, n2);
+  assert_string_not_equal(n1, ca1);
+  json_decref(a);
+  json_decref(b);
+  free(n1);
+  free(n2);
+  free(ca1);
+  free(rv_wh);
+  free(rv_srv);
+
+  /* A --renew-before not below --days is a usage error, before anything is read. */
+  assert_int_equal(RUN(NULL, &log, PAIR, "--days", "20", "--renew-before", "30d"), 2);
+  free(log);
+#undef PAIR
+}
+
 /* A Secret of another type, a token Secret without a token: refused, said
  * why, left alone. */
 static void test_certs_refuses(void **state) {
@@ -464,9 +535,8 @@ static void test_certs_unreachable(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_certs_ensure),
-      cmocka_unit_test(test_certs_refuses),
-      cmocka_unit_test(test_certs_rbac),
+      cmocka_unit_test(test_certs_ensure),      cmocka_unit_test(test_certs_refuses),
+      cmocka_unit_test(test_certs_shared_ca),   cmocka_unit_test(test_certs_rbac),
       cmocka_unit_test(test_certs_unreachable),
   };
   return cmocka_run_group_tests(tests, NULL, teardown);
