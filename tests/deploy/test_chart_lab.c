@@ -274,8 +274,10 @@ static char *secret_text(const char *name, const char *key) {
 
 /* The hook's Secrets; their resourceVersions into rv ("a,b,..."). */
 static void hook_secrets(char *rv, size_t cap) {
-  const char *names[5] = {named("webhook-tls"), named("server-tls"), named("server-writer-token"),
-                          named("server-reader-token"), named("context-key")};
+  static const char *const parts[5] = {"webhook-tls", "server-tls", "server-writer-token",
+                                       "server-reader-token", "context-key"};
+  char names[5][96]; /* named() keeps only its last four */
+  for (int i = 0; i < 5; i++) snprintf(names[i], sizeof names[i], "%s", named(parts[i]));
   rv[0] = '\0';
   for (int i = 0; i < 5; i++) {
     json_t *s = secret(names[i]);
