@@ -251,7 +251,7 @@ static int tls_read_all(certs_run_t *r, const certs_tls_opts_t *o, size_t n, jso
  * and write them all. RIPPLE_KUBE_ECONFLICT when a write lost a race. */
 static int tls_round(certs_run_t *r, const certs_tls_opts_t *o, size_t n) {
   json_t *cur[CERTS_MAX_TLS] = {0};
-  char why[CERTS_MAX_TLS][64];
+  char why[CERTS_MAX_TLS][64] = {{0}};
   int rc = tls_read_all(r, o, n, cur, why);
   if (rc == 0) {
     for (size_t i = 0; i < n; i++) {
