@@ -348,6 +348,11 @@ static void test_mac_unit(void **state) {
   mac_of("pod", "d", "1;x", b); /* the kind in lower case */
   assert_string_equal(a, b);
   assert_int_equal(strlen(a), WH_CTXMAC_LEN);
+  /* The format of docs/format.md, computed apart (Python's hmac):
+   * HMAC-SHA256(key, "ripple-ctx-v1\nreplicaset\nweb\n" + value)[:16],
+   * base64url without padding. */
+  assert_int_equal(wh_ctxmac_sign(&m, "ReplicaSet", "web", "1;" X_CPID, 38, b), RIPPLE_OK);
+  assert_string_equal(b, "NZQwHb65ZkGlqfwAS7JigA");
   assert_null(strpbrk(a, "+/="));
   assert_int_equal(wh_ctxmac_check(&m, "Pod", "d", "1;x", 3, a, WH_CTXMAC_LEN), WH_CTX_OK);
   assert_int_equal(wh_ctxmac_check(&m, "Pod", "d", "1;y", 3, a, WH_CTXMAC_LEN), WH_CTX_BAD_MAC);
