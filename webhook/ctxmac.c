@@ -14,17 +14,33 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/sha.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ripplex/sbuf.h"
-
 static int space(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* RFC 2104: keys longer than SHA-256's block are hashed first; the inner
+ * and outer states after key ^ ipad and key ^ opad are kept, so a MAC costs
+ * two state copies and the message's blocks, not a digest fetch and the
+ * pads each time (OpenSSL 3's one-shot HMAC() does both). */
+#define BLOCK 64
+static int pad_state(const unsigned char *k, unsigned char x, EVP_MD_CTX **out) {
+  unsigned char b[BLOCK];
+  for (size_t i = 0; i < BLOCK; i++) b[i] = k[i] ^ x;
+  EVP_MD_CTX *c = EVP_MD_CTX_new();
+  int ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) && EVP_DigestUpdate(c, b, BLOCK);
+  OPENSSL_cleanse(b, sizeof b);
+  if (!ok) {
+    EVP_MD_CTX_free(c);
+    return c ? RIPPLE_ESYS : RIPPLE_ENOMEM;
+  }
+  *out = c;
+  return RIPPLE_OK;
 }
 
 int wh_ctxmac_set(wh_ctxmac_t *m, const char *text, size_t len) {
@@ -33,14 +49,32 @@ int wh_ctxmac_set(wh_ctxmac_t *m, const char *text, size_t len) {
   while (len && space((unsigned char)text[len - 1])) len--;
   if (len < WH_CTXMAC_KEY_MIN || len > WH_CTXMAC_KEY_MAX) return RIPPLE_EINVAL;
   wh_ctxmac_clear(m);
-  memcpy(m->key, text, len);
+  unsigned char k[BLOCK] = {0};
+  unsigned int n = 0;
+  if (len > BLOCK) {
+    if (!EVP_Digest(text, len, k, &n, EVP_sha256(), NULL)) return RIPPLE_ESYS;
+  } else {
+    memcpy(k, text, len);
+  }
+  EVP_MD_CTX *in = NULL, *out = NULL;
+  int rc = pad_state(k, 0x36, &in);
+  if (rc == RIPPLE_OK) rc = pad_state(k, 0x5c, &out);
+  OPENSSL_cleanse(k, sizeof k);
+  if (rc != RIPPLE_OK) {
+    EVP_MD_CTX_free(in);
+    return rc;
+  }
+  m->inner = in;
+  m->outer = out;
   m->len = len;
   return RIPPLE_OK;
 }
 
 void wh_ctxmac_clear(wh_ctxmac_t *m) {
   if (!m) return;
-  OPENSSL_cleanse(m->key, sizeof m->key);
+  EVP_MD_CTX_free(m->inner); /* EVP_MD_CTX_free wipes the state */
+  EVP_MD_CTX_free(m->outer);
+  m->inner = m->outer = NULL;
   m->len = 0;
 }
 
@@ -79,30 +113,25 @@ int wh_ctxmac_sign(const wh_ctxmac_t *m, const char *kind, const char *ns, const
   char key[RIPPLE_ANNOTATION_KEYMAX];
   int rc = ripple_annotation_key(kind, key, sizeof key); /* lower case, checked */
   if (rc != RIPPLE_OK) return rc;
-  static const char prefix[] = "cpid.ripple.dev/";
+  static const char prefix[] = "cpid.ripple.dev/", tag[] = "ripple-ctx-v1\n";
   const char *lower = key + sizeof prefix - 1;
   /* The message's parts are separated by "\n", which neither a kind nor a
    * namespace can hold, so no two messages of different parts are equal. */
   if (strchr(ns, '\n')) return RIPPLE_EINVAL;
-  sbuf_t b;
-  sbuf_init(&b);
-  sbuf_puts(&b, "ripple-ctx-v1\n");
-  sbuf_puts(&b, lower);
-  sbuf_putc(&b, '\n');
-  sbuf_puts(&b, ns);
-  sbuf_putc(&b, '\n');
-  sbuf_put(&b, val, n);
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int mlen = 0;
-  rc = b.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
-  if (rc == RIPPLE_OK &&
-      (!HMAC(EVP_sha256(), m->key, (int)m->len, (const unsigned char *)b.p, b.len, mac, &mlen) ||
-       mlen < 16))
-    rc = RIPPLE_ESYS;
-  sbuf_free(&b);
-  if (rc == RIPPLE_OK) b64url(mac, 16, out);
-  OPENSSL_cleanse(mac, sizeof mac);
-  return rc;
+  unsigned char h[EVP_MAX_MD_SIZE];
+  unsigned int hn = 0;
+  EVP_MD_CTX *c = EVP_MD_CTX_new();
+  if (!c) return RIPPLE_ENOMEM;
+  int ok = EVP_MD_CTX_copy_ex(c, m->inner) && EVP_DigestUpdate(c, tag, sizeof tag - 1) &&
+           EVP_DigestUpdate(c, lower, strlen(lower)) && EVP_DigestUpdate(c, "\n", 1) &&
+           EVP_DigestUpdate(c, ns, strlen(ns)) && EVP_DigestUpdate(c, "\n", 1) &&
+           EVP_DigestUpdate(c, val, n) && EVP_DigestFinal_ex(c, h, &hn) &&
+           EVP_MD_CTX_copy_ex(c, m->outer) && EVP_DigestUpdate(c, h, hn) &&
+           EVP_DigestFinal_ex(c, h, &hn) && hn >= 16;
+  EVP_MD_CTX_free(c);
+  if (ok) b64url(h, 16, out);
+  OPENSSL_cleanse(h, sizeof h);
+  return ok ? RIPPLE_OK : RIPPLE_ESYS;
 }
 
 wh_ctx_refusal_t wh_ctxmac_check(const wh_ctxmac_t *m, const char *kind, const char *ns,

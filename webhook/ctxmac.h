@@ -11,10 +11,11 @@
  * counts only with a valid MAC for that object's kind and namespace.
  * The name is not bound: a create with generateName has no name yet.
  *
- * Memory: a key is copied into the wh_ctxmac_t (wiped by wh_ctxmac_clear);
+ * Memory: a key is kept in the wh_ctxmac_t as two digest states of its pads
+ * (freed and wiped by wh_ctxmac_clear);
  * the claims table (who started which root) is allocated once by
- * wh_claims_new. Threads: the MAC functions are pure; the claims table has a
- * mutex of its own.
+ * wh_claims_new. Threads: signing and checking only read the key, from any
+ * number of threads; the claims table has a mutex of its own.
  */
 #ifndef RIPPLE_WEBHOOK_CTXMAC_H
 #define RIPPLE_WEBHOOK_CTXMAC_H
@@ -31,14 +32,18 @@
 #define WH_CTXMAC_KEYNAME_MAX (RIPPLE_ANNOTATION_KEYMAX + 8)
 
 typedef struct wh_ctxmac {
-  unsigned char key[WH_CTXMAC_KEY_MAX];
   size_t len; /* 0: no key, contexts unsigned */
+  /* SHA-256 after the key's inner and outer pads (RFC 2104): each MAC
+   * starts from copies of them (EVP_MD_CTX, owned). */
+  void *inner, *outer;
 } wh_ctxmac_t;
 
 /* The key from a file's text: white space around it trimmed, at least
  * WH_CTXMAC_KEY_MIN and at most WH_CTXMAC_KEY_MAX bytes left (else
- * RIPPLE_EINVAL). */
+ * RIPPLE_EINVAL); m must be zeroed or cleared before. RIPPLE_ENOMEM,
+ * RIPPLE_ESYS (libcrypto). */
 int wh_ctxmac_set(wh_ctxmac_t *m, const char *text, size_t len);
+/* Forget the key (wiping what holds it); m is then as zeroed. */
 void wh_ctxmac_clear(wh_ctxmac_t *m);
 
 /* The annotation that holds kind's MAC, "cpid.ripple.dev/<kind>.mac".

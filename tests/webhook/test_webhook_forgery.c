@@ -353,6 +353,16 @@ static void test_mac_unit(void **state) {
    * base64url without padding. */
   assert_int_equal(wh_ctxmac_sign(&m, "ReplicaSet", "web", "1;" X_CPID, 38, b), RIPPLE_OK);
   assert_string_equal(b, "NZQwHb65ZkGlqfwAS7JigA");
+  /* A key longer than SHA-256's block is hashed first (RFC 2104), and a
+   * cluster-scoped object's namespace is "". */
+  wh_ctxmac_t big = {0};
+  char k100[101];
+  memset(k100, 'k', 100);
+  k100[100] = '\0';
+  assert_int_equal(wh_ctxmac_set(&big, k100, 100), RIPPLE_OK);
+  assert_int_equal(wh_ctxmac_sign(&big, "Pod", "", "1;x", 3, b), RIPPLE_OK);
+  assert_string_equal(b, "QpH5N29XbUJ-pKe1KU6tyA");
+  wh_ctxmac_clear(&big);
   assert_null(strpbrk(a, "+/="));
   assert_int_equal(wh_ctxmac_check(&m, "Pod", "d", "1;x", 3, a, WH_CTXMAC_LEN), WH_CTX_OK);
   assert_int_equal(wh_ctxmac_check(&m, "Pod", "d", "1;y", 3, a, WH_CTXMAC_LEN), WH_CTX_BAD_MAC);
