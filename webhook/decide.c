@@ -351,9 +351,32 @@ static int decide_uncertain(wh_t *w, const wh_review_t *r, carrier_t c, int64_t 
   return patch_object(r->object, d->kind, d);
 }
 
+/* A context the writer put in the write itself (one carried over from the
+ * stored object is not new): a source of an instrumented controller named
+ * by --trusted-writer. Any other could claim to descend from any change
+ * (ctxmac.h): its write is decided as an uninstrumented controller's, and
+ * the context it set replaced. 1 when one was ignored so; *mrc: how reading
+ * it went. */
+static int own_source(wh_t *w, const wh_review_t *r, carrier_t c, wh_decision_t *d,
+                      const ripple_ctx_t *target, wh_sources_t *s, int *mrc) {
+  ripple_ctx_t mine, old;
+  *mrc = c != CARRY_REMEMBER ? wh_own_ctx(w, r->object, d->kind, d, &mine) : RIPPLE_ENOENT;
+  int carried =
+      c == CARRY_OBJECT && r->old &&
+      wh_obj_ctx(r->old, d->kind, ripple_tracer_max_ancestors(w->tracer), &old) == RIPPLE_OK &&
+      ripple_ctx_equal(&mine, &old);
+  if (*mrc != RIPPLE_OK || carried || ripple_ctx_equal(&mine, target)) return 0;
+  if (wh_users_trusted(w->o.users, r->user)) {
+    s->ctx[s->n++] = mine;
+    return 0;
+  }
+  wh_ctx_refused(w, WH_CTX_UNTRUSTED_WRITER, d->kind, r->dry_run);
+  return 1;
+}
+
 static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_certainty_t how,
                              int64_t now, wh_decision_t *d, wh_sources_t *s) {
-  ripple_ctx_t target, mine;
+  ripple_ctx_t target;
   json_t *pod;
   int unknown, stale;
   /* A held context is another replica's to know. */
@@ -373,25 +396,7 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   }
   s->n = s->skipped = 0;
   s->uncertain = 0;
-  /* A context the writer put in the write itself: an instrumented
-   * controller. One carried over from the stored object is not new. */
-  ripple_ctx_t old;
-  int mrc = c != CARRY_REMEMBER ? wh_own_ctx(w, r->object, d->kind, d, &mine) : RIPPLE_ENOENT;
-  int carried =
-      c == CARRY_OBJECT && r->old &&
-      wh_obj_ctx(r->old, d->kind, ripple_tracer_max_ancestors(w->tracer), &old) == RIPPLE_OK &&
-      ripple_ctx_equal(&mine, &old);
-  /* Taken only from a writer named by --trusted-writer: any other could
-   * claim to descend from any change (ctxmac.h). Its write is then decided
-   * as an uninstrumented controller's, and the context it set replaced. */
-  int forged = 0;
-  if (mrc == RIPPLE_OK && !carried && !ripple_ctx_equal(&mine, &target)) {
-    if (wh_users_trusted(w->o.users, r->user))
-      s->ctx[s->n++] = mine;
-    else
-      forged = 1;
-  }
-  if (forged) wh_ctx_refused(w, WH_CTX_UNTRUSTED_WRITER, d->kind, r->dry_run);
+  int mrc, forged = own_source(w, r, c, d, &target, s, &mrc);
   /* A binding is caused by its Pod alone: the owner's newer changes are not
    * the Pod's, so nothing else is gathered for it. */
   size_t own = s->n;

@@ -126,8 +126,8 @@ static void pki_env(void) {
  * every replica. */
 static const char *context_key_file(const whlab_t *l) {
   static char path[300];
-  unsigned char raw[32];
-  char hex[65];
+  unsigned char raw[32] = {0};
+  char hex[65] = "";
   FILE *r = fopen("/dev/urandom", "rb");
   if (!r || fread(raw, 1, sizeof raw, r) != sizeof raw) fail_msg("cannot read /dev/urandom");
   fclose(r);

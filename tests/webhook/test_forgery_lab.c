@@ -185,7 +185,7 @@ static void test_forged_contexts(void **state) {
     fprintf(stderr, "# %s: %s\n", name, v ? v : "(none)");
     if (!whlab_obj_cpid(forged[i], "ConfigMap", ids[i])) fail_msg("%s has no context", name);
     /* Neither A nor the forged CPID, nor A as an ancestor. */
-    if (strstr(v, a) || strstr(v, z)) fail_msg("%s kept the forged context %s", name, v);
+    if (!v || strstr(v, a) || strstr(v, z)) fail_msg("%s kept a forged context", name);
     if (!annotation(forged[i], "cpid.ripple.dev/configmap.mac"))
       fail_msg("%s has no MAC beside its context", name);
   }
