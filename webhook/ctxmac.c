@@ -14,6 +14,7 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -159,6 +160,7 @@ typedef struct claim {
 
 struct wh_claims {
   pthread_mutex_t mu;
+  uint64_t seed[2]; /* random: where a CPID lands is not for a client to know */
   size_t mask;
   int64_t ttl_ns;
   claim_t slot[];
@@ -170,6 +172,10 @@ int wh_claims_new(size_t slots, int64_t ttl_ns, wh_claims_t **out) {
   while (n < slots) n <<= 1;
   wh_claims_t *c = calloc(1, sizeof *c + n * sizeof(claim_t));
   if (!c) return RIPPLE_ENOMEM;
+  if (RAND_bytes((unsigned char *)c->seed, sizeof c->seed) != 1) {
+    free(c);
+    return RIPPLE_ESYS;
+  }
   pthread_mutex_init(&c->mu, NULL);
   c->mask = n - 1;
   c->ttl_ns = ttl_ns;
@@ -183,13 +189,22 @@ void wh_claims_free(wh_claims_t *c) {
   free(c);
 }
 
-/* CPIDs are random (or a client's trace id, random too): their first bytes
- * index the table. Direct-mapped: a newer claim replaces an older one. */
+/* CPIDs are chosen by clients too (kubectl ripple, a W3C trace id): all 16
+ * bytes are mixed with seeds of this process, so nobody can pick a CPID
+ * that lands on another's claim to push it out. Direct-mapped: a newer
+ * claim replaces an older one. */
+static uint64_t mix(uint64_t x) { /* splitmix64's finaliser */
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 static size_t index_of(const wh_claims_t *c, const ripple_cpid_t *id) {
-  uint64_t h = 0;
-  for (int i = 0; i < 8; i++) h = h << 8 | id->b[i];
-  h ^= h >> 29;
-  return (size_t)h & c->mask;
+  uint64_t lo = 0, hi = 0;
+  for (int i = 0; i < 8; i++) lo = lo << 8 | id->b[i], hi = hi << 8 | id->b[8 + i];
+  return (size_t)(mix(lo ^ c->seed[0]) ^ mix(hi ^ c->seed[1])) & c->mask;
 }
 
 static void user_hash(const char *user, unsigned char out[16]) {
