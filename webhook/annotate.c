@@ -80,3 +80,65 @@ int wh_obj_patch_remove(const char *kind, char **patch, size_t *len) {
   sbuf_puts(&b, "\"}]");
   return sbuf_take(&b, patch, len);
 }
+
+wh_ctx_refusal_t wh_obj_ctx_check(const wh_ctxmac_t *m, const json_t *obj, const char *kind,
+                                  const char *ns) {
+  if (!m || !m->len) return WH_CTX_OK;
+  const json_t *meta, *ann;
+  char key[RIPPLE_ANNOTATION_KEYMAX], mkey[WH_CTXMAC_KEYNAME_MAX];
+  const json_t *v = annotation(obj, kind, &meta, &ann, key);
+  if (!json_is_string(v)) return WH_CTX_OK; /* absent, or malformed: counted elsewhere */
+  if (wh_ctxmac_keyname(kind, mkey, sizeof mkey) != RIPPLE_OK) return WH_CTX_UNSIGNED;
+  const json_t *mac = json_object_get(ann, mkey);
+  if (!mac) return WH_CTX_UNSIGNED;
+  if (!json_is_string(mac)) return WH_CTX_BAD_MAC;
+  return wh_ctxmac_check(m, kind, ns, json_string_value(v), json_string_length(v),
+                         json_string_value(mac), json_string_length(mac));
+}
+
+static void put_pointer(sbuf_t *b, const char *key) {
+  for (const char *s = key; *s; s++) /* JSON Pointer: '/' is "~1"; keys have no '~' */
+    if (*s == '/')
+      sbuf_puts(b, "~1");
+    else
+      sbuf_putc(b, *s);
+}
+
+int wh_obj_patch_mac(const json_t *obj, const char *kind, const char *mac, char **patch,
+                     size_t *len) {
+  if (!kind || !patch || !len) return RIPPLE_EINVAL;
+  char mkey[WH_CTXMAC_KEYNAME_MAX];
+  int rc = wh_ctxmac_keyname(kind, mkey, sizeof mkey);
+  if (rc != RIPPLE_OK) return rc == RIPPLE_ERANGE ? RIPPLE_OK : rc; /* a kind left unsigned */
+  const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+  const json_t *cur = json_object_get(ann, mkey);
+  if (!mac && !cur) return RIPPLE_OK;
+  if (mac && json_is_string(cur) && !strcmp(json_string_value(cur), mac)) return RIPPLE_OK;
+  if (*patch && (*len < 2 || (*patch)[0] != '[' || (*patch)[*len - 1] != ']'))
+    return RIPPLE_EINVAL; /* not a JSON Patch */
+  sbuf_t b;
+  sbuf_init(&b);
+  if (*patch && *len > 2) {
+    sbuf_put(&b, *patch, *len - 1);
+    sbuf_putc(&b, ',');
+  } else {
+    sbuf_putc(&b, '[');
+  }
+  sbuf_puts(&b, mac ? "{\"op\":\"add\",\"path\":\"/metadata/annotations/"
+                    : "{\"op\":\"remove\",\"path\":\"/metadata/annotations/");
+  put_pointer(&b, mkey);
+  if (mac) {
+    sbuf_puts(&b, "\",\"value\":");
+    sbuf_json_str(&b, mac);
+    sbuf_puts(&b, "}]");
+  } else {
+    sbuf_puts(&b, "\"}]");
+  }
+  char *np;
+  size_t nl;
+  if ((rc = sbuf_take(&b, &np, &nl)) != RIPPLE_OK) return rc;
+  ripple_free(*patch);
+  *patch = np;
+  *len = nl;
+  return RIPPLE_OK;
+}

@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "ctxmac.h"
 #include "memo.h"
 #include "metrics.h"
 #include "review.h"
@@ -48,6 +49,11 @@ typedef struct wh_decision {
   int pending;        /* a binding whose Pod is not known yet: its span waits (pending.c) */
   int held;           /* ctx is held in memory, not written to the object (decide.c) */
   int wrote_ctx;      /* patch sets ctx on the object (not a held one, not a removal) */
+  /* The MAC beside the object's context once the patch is applied
+   * (ctxmac.h, decide.c): left as the write has it, the MAC of mac_ctx, the
+   * stored object's own (a context put back), or none. */
+  enum { WH_MAC_LEAVE, WH_MAC_SIGN, WH_MAC_OLD, WH_MAC_DROP } mac;
+  ripple_ctx_t mac_ctx;
   uint64_t parent_id; /* the span's parent: a client's span (traceparent.c), or 0 */
   /* The span's id, chosen before the answer so the answer's audit annotation
    * can name it (the trace server joins audit events to spans by it); 0: one
@@ -79,7 +85,9 @@ struct wh {
   char *exclude_ns[WH_EXCLUDE_MAX];
   ripple_sink_t down; /* the sink the engine's records go to */
   wh_metrics_t m;
-  int metrics_ok; /* m's mutex was initialised */
+  int metrics_ok;      /* m's mutex was initialised */
+  wh_ctxmac_t mac;     /* the contexts' MAC key (len 0: unsigned) */
+  wh_claims_t *claims; /* who started which root (ctxmac.h) */
 };
 
 /* wh_now without a call (the parts below the engine use it). */

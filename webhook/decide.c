@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "annotate.h"
+#include "ctxmac.h"
 #include "decide.h"
 #include "deletes.h"
 #include "emit.h"
@@ -93,6 +94,10 @@ static void copy_meta(const json_t *obj, wh_decision_t *d) {
 static int patch_object(const json_t *obj, const char *kind, wh_decision_t *d) {
   int changed = 0;
   int rc = wh_obj_patch(obj, kind, &d->ctx, &d->patch, &d->patch_len, &changed);
+  if (rc == RIPPLE_OK) { /* the object's context is d->ctx now: its MAC goes beside it */
+    d->mac = WH_MAC_SIGN;
+    d->mac_ctx = d->ctx;
+  }
   if (rc == RIPPLE_OK && !changed) {
     ripple_free(d->patch);
     d->patch = NULL;
@@ -115,7 +120,8 @@ static int holds(const wh_review_t *r, carrier_t c, const wh_decision_t *d) {
 }
 
 /* A held object's annotation stays what it was, even when the client changed
- * it (kubectl ripple writes its root there): the context is held instead. */
+ * it (kubectl ripple writes its root there): the context is held instead.
+ * Its MAC too, as stored: a context put back is as trusted as it was. */
 static int keep_annotation(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
   ripple_ctx_t was, now_ctx;
   uint32_t max = ripple_tracer_max_ancestors(w->tracer);
@@ -127,11 +133,51 @@ static int keep_annotation(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
     int rc = patch_object(r->object, d->kind, d);
     d->ctx = keep;
     d->wrote_ctx = 0; /* the stored context put back: not the write's */
+    d->mac = WH_MAC_OLD;
     return rc;
   }
-  if (orc == RIPPLE_ENOENT && nrc != RIPPLE_ENOENT)
+  if (orc == RIPPLE_ENOENT && nrc != RIPPLE_ENOENT) {
+    d->mac = WH_MAC_DROP;
     return wh_obj_patch_remove(d->kind, &d->patch, &d->patch_len);
+  }
   return RIPPLE_OK; /* a malformed stored value: left as it was */
+}
+
+/* Whether the write itself sets kind's MAC: present on a create, changed on
+ * an update. A person's context with a MAC beside it was copied from an
+ * object (kubectl ripple writes none). */
+static int mac_by_client(const wh_review_t *r, const char *kind) {
+  char key[WH_CTXMAC_KEYNAME_MAX];
+  if (wh_ctxmac_keyname(kind, key, sizeof key) != RIPPLE_OK) return 0;
+  const json_t *now =
+      json_object_get(json_object_get(json_object_get(r->object, "metadata"), "annotations"), key);
+  if (!now) return 0;
+  const json_t *was =
+      json_object_get(json_object_get(json_object_get(r->old, "metadata"), "annotations"), key);
+  return !was || !json_equal(now, was);
+}
+
+/* Whether a person may have the CPID it set in this write (mac: a context
+ * annotation, whose MAC is looked at too; else a traceparent's trace id).
+ * A CPID is a person's to choose only while it names no one else's change:
+ * not one this webhook issued or took before, unless this very user set it
+ * (a conflict's retry, one change over several objects: kubectl ripple
+ * apply) or this very object got it moments ago (kubectl ripple delete's
+ * patch before its DELETE, a retry); and not a context copied from an object
+ * (a MAC beside it). Any other gets a fresh root: a trace is evidence. */
+static int cpid_free(wh_t *w, const wh_review_t *r, const wh_decision_t *d, const ripple_cpid_t *id,
+                     int mac, int64_t now) {
+  if (mac && w->mac.len &&
+      (mac_by_client(r, d->kind) ||
+       wh_obj_ctx_check(&w->mac, r->object, d->kind, r->ns) == WH_CTX_OK))
+    return 0;
+  if (wh_claims_by(w->claims, id, r->user ? r->user : "", now)) return 1;
+  ripple_ctx_t just;
+  if (*r->name &&
+      wh_memo_recent_get(w->memo, d->kind, r->ns, r->name, d->uid, now, &just) == RIPPLE_OK &&
+      just.nanc == 0 && cpid_eq(&just.cpid, id))
+    return 1;
+  return wh_memo_cause_get(w->memo, id) == 0;
 }
 
 static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, wh_decision_t *d) {
@@ -143,9 +189,17 @@ static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, 
   /* Only a CPID set in this very write is the client's; one carried over
    * from the stored object belongs to an earlier change. */
   int by_client = crc == RIPPLE_OK && (orc != RIPPLE_OK || !cpid_eq(&client.cpid, &old.cpid));
+  if (by_client && !cpid_free(w, r, d, &client.cpid, 1, now)) {
+    wh_ctx_refused(w, WH_CTX_CPID_IN_USE, d->kind, r->dry_run);
+    by_client = 0;
+  }
   /* With --traceparent, a client's W3C trace id is its root CPID, unless
    * the client set ripple's own context too (kubectl ripple), which wins. */
   int from_tp = c == CARRY_OBJECT && wh_traceparent_client(w, r, d, &tp) == RIPPLE_OK;
+  if (from_tp && !by_client && !cpid_free(w, r, d, &tp.trace_id, 0, now)) {
+    wh_ctx_refused(w, WH_CTX_CPID_IN_USE, d->kind, r->dry_run);
+    from_tp = 0;
+  }
   if (by_client || from_tp) {
     memset(&d->ctx, 0, sizeof d->ctx);
     /* a root has no ancestors, whatever the client said */
@@ -158,6 +212,7 @@ static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, 
       ripple_mergelog_t ml = {d->ctx.cpid, NULL, 0, now, d->service, &ref};
       w->down.mergelog(w->down.ud, &ml);
     }
+    if (!r->dry_run) wh_claims_put(w->claims, &d->ctx.cpid, r->user ? r->user : "", now);
   } else {
     int rc = wh_decide_new_root(w, r, d);
     if (rc != RIPPLE_OK) return rc;
@@ -226,7 +281,8 @@ static void target_of(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, w
     *stale = r->old && wh_gen_behind(r->old, gen);
     return;
   }
-  if (wh_own_ctx(w, r->old, d->kind, d, &old) == RIPPLE_OK) *target = old;
+  /* The stored object's context counts only with its MAC (ctxmac.h). */
+  if (wh_stored_ctx(w, r->old, d->kind, r->ns, r->dry_run, d, &old) == RIPPLE_OK) *target = old;
   *stale = r->old && wh_ctx_stale(r->old, d->kind);
 }
 
@@ -295,9 +351,32 @@ static int decide_uncertain(wh_t *w, const wh_review_t *r, carrier_t c, int64_t 
   return patch_object(r->object, d->kind, d);
 }
 
+/* A context the writer put in the write itself (one carried over from the
+ * stored object is not new): a source of an instrumented controller named
+ * by --trusted-writer. Any other could claim to descend from any change
+ * (ctxmac.h): its write is decided as an uninstrumented controller's, and
+ * the context it set replaced. 1 when one was ignored so; *mrc: how reading
+ * it went. */
+static int own_source(wh_t *w, const wh_review_t *r, carrier_t c, wh_decision_t *d,
+                      const ripple_ctx_t *target, wh_sources_t *s, int *mrc) {
+  ripple_ctx_t mine, old;
+  *mrc = c != CARRY_REMEMBER ? wh_own_ctx(w, r->object, d->kind, d, &mine) : RIPPLE_ENOENT;
+  int carried =
+      c == CARRY_OBJECT && r->old &&
+      wh_obj_ctx(r->old, d->kind, ripple_tracer_max_ancestors(w->tracer), &old) == RIPPLE_OK &&
+      ripple_ctx_equal(&mine, &old);
+  if (*mrc != RIPPLE_OK || carried || ripple_ctx_equal(&mine, target)) return 0;
+  if (wh_users_trusted(w->o.users, r->user)) {
+    s->ctx[s->n++] = mine;
+    return 0;
+  }
+  wh_ctx_refused(w, WH_CTX_UNTRUSTED_WRITER, d->kind, r->dry_run);
+  return 1;
+}
+
 static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_certainty_t how,
                              int64_t now, wh_decision_t *d, wh_sources_t *s) {
-  ripple_ctx_t target, mine;
+  ripple_ctx_t target;
   json_t *pod;
   int unknown, stale;
   /* A held context is another replica's to know. */
@@ -317,15 +396,7 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   }
   s->n = s->skipped = 0;
   s->uncertain = 0;
-  /* A context the writer put in the write itself: an instrumented
-   * controller. One carried over from the stored object is not new. */
-  ripple_ctx_t old;
-  int mrc = c != CARRY_REMEMBER ? wh_own_ctx(w, r->object, d->kind, d, &mine) : RIPPLE_ENOENT;
-  int carried =
-      c == CARRY_OBJECT && r->old &&
-      wh_obj_ctx(r->old, d->kind, ripple_tracer_max_ancestors(w->tracer), &old) == RIPPLE_OK &&
-      ripple_ctx_equal(&mine, &old);
-  if (mrc == RIPPLE_OK && !carried && !ripple_ctx_equal(&mine, &target)) s->ctx[s->n++] = mine;
+  int mrc, forged = own_source(w, r, c, d, &target, s, &mrc);
   /* A binding is caused by its Pod alone: the owner's newer changes are not
    * the Pod's, so nothing else is gathered for it. */
   size_t own = s->n;
@@ -343,7 +414,10 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   if (d->how == RIPPLE_MERGE_NONE) {
     if (frozen(w, r, d)) {
       d->skip = "no_context";
-      return d->bad_annotation ? wh_obj_patch_remove(d->kind, &d->patch, &d->patch_len) : RIPPLE_OK;
+      if (forged) return keep_annotation(w, r, d); /* what it set is put back */
+      if (!d->bad_annotation) return RIPPLE_OK;
+      d->mac = WH_MAC_DROP;
+      return wh_obj_patch_remove(d->kind, &d->patch, &d->patch_len);
     }
     if ((rc = wh_decide_new_root(w, r, d)) != RIPPLE_OK) return rc;
     /* Nothing related known here may be the informers' lag behind writes
@@ -358,8 +432,11 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   d->held = holds(r, c, d);
   if (c == CARRY_OBJECT && d->held) return keep_annotation(w, r, d);
   if (c == CARRY_OBJECT) return patch_object(r->object, d->kind, d);
-  if (c == CARRY_BINDING && !ripple_ctx_equal(&d->ctx, &target))
+  /* A Binding's annotations are copied onto its Pod: one it carries is
+   * replaced too, and a MAC it carries alone is taken off (mac_patch). */
+  if (c == CARRY_BINDING && (!ripple_ctx_equal(&d->ctx, &target) || mrc != RIPPLE_ENOENT))
     return patch_object(r->object, d->kind, d);
+  if (c == CARRY_BINDING) d->mac = WH_MAC_DROP;
   return RIPPLE_OK;
 }
 
@@ -415,6 +492,33 @@ static int stamp(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
   return wh_stamp_patch(r, d, wh_stamp_want(r, d->kind));
 }
 
+/* The MAC beside the context the patch leaves on the object (ctxmac.h):
+ * every context the webhook sets or keeps gets its own, one put back gets
+ * the stored one, and a MAC nothing stands behind goes. */
+static int mac_patch(wh_t *w, const wh_review_t *r, wh_decision_t *d) {
+  if (!w->mac.len || d->mac == WH_MAC_LEAVE || !r->object) return RIPPLE_OK;
+  char mac[WH_CTXMAC_LEN + 1], val[RIPPLE_CTX_STRMAX + 1];
+  const char *want = NULL;
+  size_t n = 0;
+  int rc;
+  if (d->mac == WH_MAC_SIGN) {
+    if ((rc = ripple_ctx_encode(&d->mac_ctx, val, sizeof val, &n)) != RIPPLE_OK ||
+        (rc = wh_ctxmac_sign(&w->mac, d->kind, r->ns, val, n, mac)) != RIPPLE_OK)
+      return rc;
+    want = mac;
+  } else if (d->mac == WH_MAC_OLD) {
+    char key[WH_CTXMAC_KEYNAME_MAX];
+    if (wh_ctxmac_keyname(d->kind, key, sizeof key) != RIPPLE_OK) return RIPPLE_OK;
+    const json_t *was =
+        json_object_get(json_object_get(json_object_get(r->old, "metadata"), "annotations"), key);
+    if (json_is_string(was) && json_string_length(was) == WH_CTXMAC_LEN) {
+      memcpy(mac, json_string_value(was), WH_CTXMAC_LEN + 1);
+      want = mac;
+    }
+  }
+  return wh_obj_patch_mac(r->object, d->kind, want, &d->patch, &d->patch_len);
+}
+
 int wh_decide(wh_t *w, const wh_review_t *r, wh_certainty_t how, int64_t now, wh_decision_t *d) {
   memset(d, 0, sizeof *d);
   d->start_ns = now;
@@ -446,6 +550,7 @@ int wh_decide(wh_t *w, const wh_review_t *r, wh_certainty_t how, int64_t now, wh
   wh_sink_scope(NULL, 0);
   if (rc == RIPPLE_OK && d->wrote_ctx) rc = wh_traceparent_patch(w, r, d);
   if (rc == RIPPLE_OK && c == CARRY_OBJECT) rc = stamp(w, r, d);
+  if (rc == RIPPLE_OK && (c == CARRY_OBJECT || c == CARRY_BINDING)) rc = mac_patch(w, r, d);
   if (rc != RIPPLE_OK || !d->traced || r->dry_run) return rc;
   /* A new CPID is first admitted now; a kept one keeps its earliest time. */
   wh_memo_cause_put(w->memo, &d->ctx.cpid, d->how == RIPPLE_MERGE_NEW ? now : d->start_ns);

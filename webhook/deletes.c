@@ -138,7 +138,8 @@ static void service_endpoints(wh_t *w, const wh_review_t *r, const wh_decision_t
 int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, wh_certainty_t how,
                      int64_t now, wh_decision_t *d) {
   ripple_ctx_t last, cause;
-  if (r->old && wh_own_ctx(w, r->old, d->kind, d, &last) == RIPPLE_OK) {
+  /* The deleted object's context counts only with its MAC (ctxmac.h). */
+  if (wh_stored_ctx(w, r->old, d->kind, r->ns, r->dry_run, d, &last) == RIPPLE_OK) {
     d->has_last = 1;
     d->last = last.cpid;
   }

@@ -62,6 +62,12 @@ int wh_new(const wh_opts_t *o, wh_t **out) {
                        .deleting_ttl_ns = 600 * 1000000000LL};
   if ((rc = wh_memo_new(&mo, &w->memo)) != RIPPLE_OK) goto fail;
   if ((rc = wh_pending_new(&w->pending)) != RIPPLE_OK) goto fail;
+  /* People's roots are claimed as long as a held context lasts (an hour). */
+  if ((rc = wh_claims_new(1 << 14, mo.held_ttl_ns, &w->claims)) != RIPPLE_OK) goto fail;
+  if (o->context_key &&
+      (rc = wh_ctxmac_set(&w->mac, o->context_key, o->context_key_len)) != RIPPLE_OK)
+    goto fail;
+  w->o.context_key = NULL; /* copied: the caller's may go */
   ripple_tracer_opts_t to = {
       .component = "ripple-webhook",
       .max_ancestors = o->max_ancestors,
@@ -83,6 +89,8 @@ void wh_free(wh_t *w) {
   ripple_tracer_free(w->tracer);
   wh_memo_free(w->memo);
   wh_pending_free(w->pending);
+  wh_claims_free(w->claims);
+  wh_ctxmac_clear(&w->mac);
   if (w->metrics_ok) wh_metrics_destroy(&w->m);
   ripple_rules_free(w->own_rules);
   for (size_t i = 0; i < WH_EXCLUDE_MAX; i++) free(w->exclude_ns[i]);

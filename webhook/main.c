@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "ctxmac.h"
 #include "forward.h"
 #include "handover.h"
 #include "http.h"
@@ -49,6 +50,10 @@ static void usage(FILE *f) {
           "                            (repeatable; every ServiceAccount already is one)\n"
           "  --root-user PAT           a person after all: its writes start traces, e.g. a CI\n"
           "                            system's ServiceAccount (repeatable)\n"
+          "  --trusted-writer PAT      a controller whose own contexts are taken (an\n"
+          "                            instrumented one; repeatable); others' are ignored\n"
+          "  --context-key-file F      key of the contexts' MACs (at least 32 bytes, the same\n"
+          "                            for every replica); without it contexts are unsigned\n"
           "  --max-ancestors N         ancestors per context (default 10, at most 32)\n"
           "  --deployment-status-ctx   let deployments/status writes change the context (costs\n"
           "                            a ReplicaSet write each: see docs/webhook.md)\n"
@@ -77,6 +82,7 @@ typedef struct options {
   char *cert, *key;
   const char *kubeconfig, *context, *trace_server;
   char *trace_token;    /* --trace-server-token-file's token; never logged */
+  char *context_key;    /* --context-key-file's text; never logged */
   const char *trace_ca; /* --trace-server-ca */
   int no_informers;
   char *exclude; /* the list's copy, cut at commas */
@@ -126,6 +132,25 @@ static int file_option(char **slot, const char *path) {
   return opt_file("ripple-webhook", path, slot);
 }
 
+/* --context-key-file: refused unless it holds a key ctxmac.h takes. */
+static int context_key_option(options_t *o, const char *path) {
+  if (o->context_key) memset(o->context_key, 0, strlen(o->context_key));
+  int rc = file_option(&o->context_key, path);
+  if (rc != RIPPLE_OK) return rc;
+  wh_ctxmac_t m = {0};
+  if (wh_ctxmac_set(&m, o->context_key, strlen(o->context_key)) != RIPPLE_OK) {
+    fprintf(stderr,
+            "ripple-webhook: --context-key-file %s: the key must be %d to %d bytes (white space "
+            "around it ignored)\n",
+            path, WH_CTXMAC_KEY_MIN, WH_CTXMAC_KEY_MAX);
+    return RIPPLE_EINVAL;
+  }
+  wh_ctxmac_clear(&m);
+  o->wo.context_key = o->context_key;
+  o->wo.context_key_len = strlen(o->context_key);
+  return RIPPLE_OK;
+}
+
 /* One option with its value, or a flag (v NULL) (opt_cli_t.option). */
 static int parse_option(void *ud, const char *a, const char *v) {
   options_t *o = ud;
@@ -150,6 +175,8 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--namespace-exclude")) return parse_exclude(v, o);
   if (!strcmp(a, "--controller-user")) return wh_users_add(&o->users, v);
   if (!strcmp(a, "--root-user")) return wh_users_add_root(&o->users, v);
+  if (!strcmp(a, "--trusted-writer")) return wh_users_add_trusted(&o->users, v);
+  if (!strcmp(a, "--context-key-file")) return context_key_option(o, v);
   if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level);
   if (!strcmp(a, "--max-ancestors")) {
     if (opt_ulong(v, 0, RIPPLE_ANC_MAX, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
@@ -390,6 +417,10 @@ static int serve(options_t *o, const sigset_t *sigs) {
   o->wo.text_lookup = r.cache ? wh_cache_text_lookup(r.cache) : (wh_text_lookup_t){0};
   o->wo.log_requests = o->level == RIPPLE_LOG_DEBUG;
   if (wh_new(&o->wo, &r.engine) != RIPPLE_OK) goto done;
+  if (!o->context_key)
+    ripple_log(
+        RIPPLE_LOG_WARN, "contexts_unsigned", "hint=%s",
+        "give --context-key-file: unsigned contexts on objects cannot be told from forged ones");
   r.route.engine = r.engine;
   if (start_fwd(o, &r) != RIPPLE_OK) goto done;
   if (pthread_create(&r.ticker, NULL, tick, &r) != 0) goto done;
@@ -474,5 +505,7 @@ int main(int argc, char **argv) {
   free(o.exclude);
   if (o.trace_token) memset(o.trace_token, 0, strlen(o.trace_token));
   free(o.trace_token);
+  if (o.context_key) memset(o.context_key, 0, strlen(o.context_key));
+  free(o.context_key);
   return rc;
 }

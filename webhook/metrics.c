@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ctxmac.h"
 #include "ripplex/prom.h"
 #include "ripplex/sbuf.h"
 
@@ -78,6 +79,19 @@ static void histogram(wh_metrics_t *m, sbuf_t *o) {
                                 .counts = counts,
                                 .sum = (double)atomic_load(&m->hist_sum_ns) / 1e9,
                                 .count = atomic_load(&m->hist_count)});
+}
+
+/* ripple_webhook_contexts_refused_total{reason}: contexts the webhook did
+ * not take (ctxmac.h): stored ones without a valid MAC, people's CPIDs of
+ * another trace, controllers' own contexts from writers not trusted. */
+static void refused(wh_metrics_t *m, sbuf_t *o) {
+  const char *n = "ripple_webhook_contexts_refused_total";
+  prom_family(o, n, "counter",
+              "Contexts not trusted: stored without a valid MAC, a person's CPID of another "
+              "trace, a context set by a writer not named by --trusted-writer.");
+  for (int r = 1; r < WH_CTX_REFUSAL_N; r++)
+    sbuf_printf(o, "%s{reason=\"%s\"} %llu\n", n, wh_ctx_refusal_name((wh_ctx_refusal_t)r),
+                (unsigned long long)atomic_load(&m->ctx_refused[r]));
 }
 
 static void hop_labels(sbuf_t *o, const wh_hop_series_t *s) {
@@ -190,6 +204,7 @@ void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   prom_gauge(o, "ripple_webhook_informers", "Informers running.", (double)g->informers);
   prom_gauge(o, "ripple_webhook_informer_objects", "Objects in the informers' caches.",
              (double)g->informer_objects);
+  refused(m, o);
   histogram(m, o);
   hops(m, o);
 }

@@ -50,6 +50,8 @@ typedef struct wh_metrics {
   atomic_uint_fast64_t tp_kept;          /* ... writes whose own (or owner's copy) was kept */
   atomic_uint_fast64_t tp_roots;         /* ... roots under a client's span */
   atomic_uint_fast64_t tp_invalid;       /* ... people's malformed ones, ignored */
+  /* Contexts not trusted, by wh_ctx_refusal_t (ctxmac.h; slot 0 unused). */
+  atomic_uint_fast64_t ctx_refused[8];
   atomic_uint_fast64_t hist[WH_HIST_BUCKETS + 1];
   atomic_uint_fast64_t hist_sum_ns, hist_count;
   pthread_mutex_t hop_mu; /* taken to find or add a series */

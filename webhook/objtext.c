@@ -18,6 +18,7 @@
  * escaped key is decoded by jansson); when a name occurs twice the first one
  * counts.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "objtext.h"
@@ -167,12 +168,18 @@ static int standin_meta(wh_span_t meta, const char *key, json_t *md) {
     if (!v || json_object_set_new(md, names[i], v)) return RIPPLE_EJSON;
   }
   if (!is_object(f[M_ANN])) return RIPPLE_OK;
-  const char *keys[1] = {key};
-  wh_span_t a;
-  if ((rc = wh_text_fields(f[M_ANN].p, f[M_ANN].n, keys, 1, &a)) != RIPPLE_OK) return rc;
-  json_t *ann = json_object(), *v = a.p ? span_value(a) : NULL;
+  /* The context and its MAC (ctxmac.h): a context is trusted only with it. */
+  char mkey[RIPPLE_ANNOTATION_KEYMAX + 8];
+  snprintf(mkey, sizeof mkey, "%s.mac", key);
+  const char *keys[2] = {key, mkey};
+  wh_span_t a[2];
+  if ((rc = wh_text_fields(f[M_ANN].p, f[M_ANN].n, keys, 2, a)) != RIPPLE_OK) return rc;
+  json_t *ann = json_object();
   if (!ann || json_object_set_new(md, "annotations", ann)) return RIPPLE_ENOMEM;
-  if (a.p && (!v || json_object_set_new(ann, key, v))) return RIPPLE_EJSON;
+  for (int i = 0; i < 2; i++) {
+    json_t *v = a[i].p ? span_value(a[i]) : NULL;
+    if (a[i].p && (!v || json_object_set_new(ann, keys[i], v))) return RIPPLE_EJSON;
+  }
   return RIPPLE_OK;
 }
 

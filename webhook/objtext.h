@@ -21,7 +21,7 @@ void wh_ensure_kind(json_t *obj, const char *kind);
 int wh_text_fields(const char *p, size_t n, const char *const *keys, size_t nkeys, wh_span_t *out);
 /* A stand-in for a downstream object: kind, apiVersion and metadata's name,
  * namespace, uid, resourceVersion, labels, ownerReferences and kind's context
- * annotation, as in the whole object; nothing else. *out is a new tree. */
+ * annotation and its MAC (ctxmac.h), as in the whole object; nothing else. *out is a new tree. */
 int wh_text_standin(const char *json, size_t len, const char *kind, json_t **out);
 /* What identifies a downstream object's context, read from its text alone:
  * its name, namespace and uid and its context annotation's value (ctx NULL when

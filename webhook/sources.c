@@ -25,9 +25,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "annotate.h"
 #include "objtext.h"
 #include "ripplex/cpid.h"
 #include "ripplex/logonce.h"
+#include "roots.h"
 #include "sources.h"
 #include "stamp.h"
 
@@ -67,7 +69,15 @@ int wh_related_ctx(wh_t *w, const json_t *obj, const char *kind, int64_t now, ri
   if (!v) return RIPPLE_ENOENT;
   if (!json_is_string(v)) return ripple_tracer_extract_str(w->tracer, "", 0, out);
   /* Malformed values are counted by the tracer and reported as absent. */
-  return ripple_tracer_extract_str(w->tracer, json_string_value(v), json_string_length(v), out);
+  int rc = ripple_tracer_extract_str(w->tracer, json_string_value(v), json_string_length(v), out);
+  if (rc != RIPPLE_OK) return rc;
+  /* A context the webhook did not write (no valid MAC for this kind and
+   * namespace) is no evidence of what the object descends from (ctxmac.h). */
+  wh_ctx_refusal_t why = wh_obj_ctx_check(&w->mac, obj, kind, meta_str(obj, "namespace"));
+  if (why == WH_CTX_OK) return RIPPLE_OK;
+  wh_ctx_refused(w, why, kind, 0);
+  memset(out, 0, sizeof *out);
+  return RIPPLE_ENOENT;
 }
 
 typedef struct gather {

@@ -84,3 +84,17 @@ int wh_users_add_root(wh_users_t *u, const char *pattern) {
   u->roots[u->nroots++] = pattern;
   return RIPPLE_OK;
 }
+
+int wh_users_add_trusted(wh_users_t *u, const char *pattern) {
+  if (!u || !pattern || !*pattern) return RIPPLE_EINVAL;
+  if (u->ntrusted == WH_USERS_EXTRA_MAX) return RIPPLE_ERANGE;
+  u->trusted[u->ntrusted++] = pattern;
+  return RIPPLE_OK;
+}
+
+int wh_users_trusted(const wh_users_t *u, const char *user) {
+  if (!u || !user) return 0;
+  for (size_t i = 0; i < u->ntrusted; i++)
+    if (matches(u->trusted[i], user)) return 1;
+  return 0;
+}

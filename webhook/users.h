@@ -8,7 +8,9 @@
  * that start roots even though they look like controllers (a CI system's
  * ServiceAccount); --controller-user names controllers that are not
  * ServiceAccounts. The same table gives the short component name that spans
- * carry as their service.
+ * carry as their service. --trusted-writer names the controllers whose own
+ * contexts the webhook takes (instrumented controllers that propagate them):
+ * any other controller's context in its write is ignored (ctxmac.h).
  */
 #ifndef RIPPLE_WEBHOOK_USERS_H
 #define RIPPLE_WEBHOOK_USERS_H
@@ -28,6 +30,8 @@ typedef struct wh_users {
   size_t nextra;
   const char *roots[WH_USERS_EXTRA_MAX]; /* people after all */
   size_t nroots;
+  const char *trusted[WH_USERS_EXTRA_MAX]; /* controllers whose contexts count */
+  size_t ntrusted;
 } wh_users_t;
 
 /* Classify a user name and write the component's short name into service
@@ -39,5 +43,9 @@ wh_actor_t wh_users_classify(const wh_users_t *extra, const char *user, char *se
 int wh_users_add(wh_users_t *u, const char *pattern);
 /* Add a pattern of identities whose writes are roots; RIPPLE_ERANGE when full. */
 int wh_users_add_root(wh_users_t *u, const char *pattern);
+/* Add a pattern of writers whose own contexts are taken (--trusted-writer). */
+int wh_users_add_trusted(wh_users_t *u, const char *pattern);
+/* Whether user is such a writer. u may be NULL (nobody is). */
+int wh_users_trusted(const wh_users_t *u, const char *user);
 
 #endif

@@ -70,6 +70,10 @@ typedef struct wh_opts {
   wh_text_lookup_t text_lookup; /* related objects; all NULL: none */
   const ripple_rules_t *rules;  /* NULL: the built-in rules */
   const wh_users_t *users;      /* extra controller patterns; may be NULL */
+  /* --context-key-file: the key of the contexts' MACs (ctxmac.h), copied;
+   * NULL: contexts are unsigned and every stored one is taken. */
+  const char *context_key;
+  size_t context_key_len;
   /* For tests: a clock (ns since the epoch) and a random source for the tracer. */
   int64_t (*clock_ns)(void *ud);
   int (*random)(void *ud, void *buf, size_t len);

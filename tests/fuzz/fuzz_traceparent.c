@@ -8,12 +8,15 @@
  * trace id and a span id that are not zero; the traceparent of any CPID
  * parses back to that CPID and its root span. A person's create that carries
  * the value as its annotation gets 200, and its root CPID is the value's
- * trace id exactly when the value is accepted and can be a CPID.
+ * trace id exactly when the value is accepted, can be a CPID, and names no
+ * change the webhook refuses to let this person join (counted as
+ * cpid_in_use: one it admitted whose claim it no longer holds, ctxmac.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctxmac.h"
 #include "ripplex/sbuf.h"
 #include "traceparent.h"
 #include "wh.h"
@@ -76,7 +79,9 @@ static void check_engine(const char *s, size_t n) {
   if (!body) abort();
   sbuf_t out;
   sbuf_init(&out);
+  uint64_t in_use = atomic_load(&wh_metrics(w)->ctx_refused[WH_CTX_CPID_IN_USE]);
   int status = wh_handle(w, body, strlen(body), &out);
+  int refused = atomic_load(&wh_metrics(w)->ctx_refused[WH_CTX_CPID_IN_USE]) != in_use;
   free(body);
   if (out.oom) {
     sbuf_free(&out);
@@ -94,7 +99,8 @@ static void check_engine(const char *s, size_t n) {
   wh_traceparent_t tp;
   int usable =
       wh_traceparent_parse(s, n, &tp) == RIPPLE_OK && wh_traceparent_root_span(&tp.trace_id);
-  if (usable && !ripple_cpid_equal(&root, &tp.trace_id)) abort();
+  if (usable && !refused && !ripple_cpid_equal(&root, &tp.trace_id)) abort();
+  if (refused && (!usable || ripple_cpid_equal(&root, &tp.trace_id))) abort();
   json_decref(ans);
 }
 

@@ -121,6 +121,23 @@ static void pki_env(void) {
   }
 }
 
+/* The key of the contexts' MACs (--context-key-file), as the chart's install
+ * hook makes it: random, in a file of the test's directory, the same for
+ * every replica. */
+static const char *context_key_file(const whlab_t *l) {
+  static char path[300];
+  unsigned char raw[32] = {0};
+  char hex[65] = "";
+  FILE *r = fopen("/dev/urandom", "rb");
+  if (!r || fread(raw, 1, sizeof raw, r) != sizeof raw) fail_msg("cannot read /dev/urandom");
+  fclose(r);
+  for (size_t i = 0; i < sizeof raw; i++) snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+  snprintf(path, sizeof path, "%s/context.key", l->dir);
+  FILE *f = fopen(path, "w");
+  if (!f || fprintf(f, "%s\n", hex) < 0 || fclose(f) != 0) fail_msg("cannot write %s", path);
+  return path;
+}
+
 void whlab_start(whlab_t *l) {
   const char *srv_bin = getenv("RIPPLE_SERVER_BIN"), *wh_bin = getenv("RIPPLE_WEBHOOK_BIN");
   if (!srv_bin || !wh_bin) {
@@ -138,7 +155,7 @@ void whlab_start(whlab_t *l) {
   for (size_t i = 0, n = 5; i < 8 && l->server_args[i]; i++) sargv[n++] = (char *)l->server_args[i];
   whlab_spawn(&l->server, sargv);
   snprintf(l->trace, sizeof l->trace, "http://127.0.0.1:%u", l->server.port);
-  char *wargv[24] = {(char *)wh_bin,
+  char *wargv[32] = {(char *)wh_bin,
                      "--listen",
                      "127.0.0.1:0",
                      "--tls-cert",
@@ -148,8 +165,10 @@ void whlab_start(whlab_t *l) {
                      "--kubeconfig",
                      getenv("KUBECONFIG"),
                      "--trace-server",
-                     l->trace};
-  for (size_t i = 0, n = 11; i < 8 && l->webhook_args[i]; i++)
+                     l->trace,
+                     "--context-key-file",
+                     (char *)context_key_file(l)};
+  for (size_t i = 0, n = 13; i < 8 && l->webhook_args[i]; i++)
     wargv[n++] = (char *)l->webhook_args[i];
   if (l->replicas > 1) {
     whlab_replicas_start(l, wargv);

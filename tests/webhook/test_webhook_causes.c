@@ -553,10 +553,12 @@ static void *par_requests(void *ud) {
   char body[4096], obj[1024], name[64];
   for (int i = 0; i < 200; i++) {
     snprintf(name, sizeof name, "w%d-%d", wk->id, i % 7);
+    /* A client's CPID per worker: its claims and MACs under threads too. */
     snprintf(obj, sizeof obj,
              "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":"
-             "\"%s\",\"namespace\":\"d\",\"uid\":\"u-%s\"}}",
-             name, name);
+             "\"%s\",\"namespace\":\"d\",\"uid\":\"u-%s\",\"annotations\":{"
+             "\"cpid.ripple.dev/deployment\":\"1;5e5e5e5e-1111-4222-8333-00000000000%d\"}}}",
+             name, name, wk->id);
     review(body, sizeof body, i % 3 ? "UPDATE" : "CREATE", "kubernetes-admin", "Deployment",
            "deployments", "", "d", name, obj, i % 3 ? obj : "null");
     sbuf_t out;
@@ -594,7 +596,10 @@ static void *par_ticks(void *ud) {
 static void test_concurrent_requests(void **state) {
   (void)state;
   par_t p = {0};
-  wh_opts_t o = {.max_ancestors = 10, .sink = {par_mergelog, par_span, &p}};
+  wh_opts_t o = {.max_ancestors = 10,
+                 .sink = {par_mergelog, par_span, &p},
+                 .context_key = FX_CTX_KEY,
+                 .context_key_len = sizeof FX_CTX_KEY - 1};
   assert_int_equal(wh_new(&o, &p.w), RIPPLE_OK);
   enum { N = 4 };
   pthread_t t[N], ticker;

@@ -637,7 +637,9 @@ static void test_binding(void **state) {
             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-a\","
             "\"namespace\":\"d\",\"uid\":\"pod-uid\",\"annotations\":{\"cpid.ripple.dev/pod\":"
             "\"1;" X_CPID "\"}}}");
-  /* An instrumented scheduler put a context of its own on the Binding. */
+  /* An instrumented scheduler (named by --trusted-writer) put a context of
+   * its own on the Binding. */
+  assert_int_equal(wh_users_add_trusted(&f->users, "system:kube-scheduler"), RIPPLE_OK);
   const char *binding =
       "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"web-1-a\","
       "\"namespace\":\"d\",\"uid\":\"pod-uid\",\"annotations\":{\"cpid.ripple.dev/pod\":"

@@ -113,7 +113,7 @@ static void w_select(void *ud, const char *kind, const char *ns, const char *sel
 
 /* ---- fixture -------------------------------------------------------------- */
 
-static int setup_with(void **state, int traceparent) {
+static int setup_with(void **state, int traceparent, const char *key) {
   fx_t *f = calloc(1, sizeof *f);
   f->cap = capture_new(42);
   ripple_tracer_opts_t to = capture_opts(f->cap, "x", 10);
@@ -123,13 +123,16 @@ static int setup_with(void **state, int traceparent) {
   o.text_lookup = (wh_text_lookup_t){w_get, w_want, w_by_owner, w_select, &f->world};
   o.users = &f->users;
   o.clock_ns = to.clock_ns, o.random = to.random, o.hook_ud = to.hook_ud;
+  o.context_key = key;
+  o.context_key_len = key ? strlen(key) : 0;
   assert_int_equal(wh_new(&o, &f->w), RIPPLE_OK);
   *state = f;
   return 0;
 }
 
-int setup(void **state) { return setup_with(state, 0); }
-int setup_traceparent(void **state) { return setup_with(state, 1); }
+int setup(void **state) { return setup_with(state, 0, NULL); }
+int setup_traceparent(void **state) { return setup_with(state, 1, NULL); }
+int setup_keyed(void **state) { return setup_with(state, 0, FX_CTX_KEY); }
 
 int teardown(void **state) {
   fx_t *f = *state;

@@ -43,6 +43,9 @@ int world_wanted(const world_t *w, const char *api_version_kind);
 int setup(void **state);
 /* The same with --traceparent (KEP-5915's annotation, traceparent.c). */
 int setup_traceparent(void **state);
+/* The same with --context-key-file holding FX_CTX_KEY (ctxmac.h). */
+#define FX_CTX_KEY "0123456789abcdef0123456789abcdef-fixture"
+int setup_keyed(void **state);
 int teardown(void **state);
 /* An AdmissionReview from its parts; object/old are JSON text or "null". */
 void review(char *buf, size_t cap, const char *op, const char *user, const char *kind,
