@@ -131,7 +131,8 @@ int wh_http_start(const wh_http_opts_t *o, wh_http_t **out, char *err, size_t er
    * is far above the registration's timeoutSeconds (1; 30 at most), after
    * which the API server has given up anyway, and above the idle timeout,
    * so an idle kept-alive connection ends by the idle timeout. */
-  if (!h->o.max_connections_per_ip) h->o.max_connections_per_ip = (unsigned)h->o.max_connections / 2;
+  if (!h->o.max_connections_per_ip)
+    h->o.max_connections_per_ip = (unsigned)h->o.max_connections / 2;
   if (!h->o.request_deadline_s) h->o.request_deadline_s = 15;
   httpd_opts_t ho = {.host = o->host,
                      .port = o->port,

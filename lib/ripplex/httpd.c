@@ -19,12 +19,12 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include "ripple/ripple.h"
 #include "ripplex/clock.h"
@@ -69,7 +69,8 @@ static void guard_connection(void *cls, struct MHD_Connection *c, void **socket_
                              enum MHD_ConnectionNotificationCode code) {
   guard_t *g = cls;
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
     guard_conn_t *k = calloc(1, sizeof *k);
     if (k && i) {
       k->fd = i->connect_fd;
@@ -86,8 +87,10 @@ static void guard_connection(void *cls, struct MHD_Connection *c, void **socket_
   } else if (*socket_ctx) {
     guard_conn_t *k = *socket_ctx;
     pthread_mutex_lock(&g->mu);
-    if (k->prev) k->prev->next = k->next;
-    else g->conns = k->next;
+    if (k->prev)
+      k->prev->next = k->next;
+    else
+      g->conns = k->next;
     if (k->next) k->next->prev = k->prev;
     pthread_mutex_unlock(&g->mu);
     free(k);
@@ -183,13 +186,13 @@ static struct MHD_Daemon *start_daemon(const httpd_opts_t *o, unsigned flags,
                                       : o->on_connection ? o->on_connection
                                                          : no_connection_hook;
   void *cls = g ? (void *)g : o->cls;
-  return MHD_start_daemon(
-      flags, 0, NULL, NULL, req, cls, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT,
-      o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_limit, MHD_OPTION_NOTIFY_COMPLETED, done, cls,
-      MHD_OPTION_NOTIFY_CONNECTION, conn, cls,
-      o->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, o->tls_cert,
-      MHD_OPTION_HTTPS_MEM_KEY, o->tls_key, MHD_OPTION_END);
+  return MHD_start_daemon(flags, 0, NULL, NULL, req, cls, MHD_OPTION_SOCK_ADDR, sa,
+                          MHD_OPTION_CONNECTION_LIMIT, o->max_connections,
+                          MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
+                          MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_limit,
+                          MHD_OPTION_NOTIFY_COMPLETED, done, cls, MHD_OPTION_NOTIFY_CONNECTION,
+                          conn, cls, o->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
+                          o->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, o->tls_key, MHD_OPTION_END);
 }
 
 int httpd_start(const httpd_opts_t *o, struct MHD_Daemon **out, uint16_t *port, char *err,
@@ -284,7 +287,8 @@ int httpd_req_begin(struct MHD_Connection *c, void **con_cls, size_t max_body,
   if (len > max_body) r->too_big = 1;
   /* Only a look: the bytes are taken as they come, so a client that
    * announces a large body and sends nothing holds nothing. */
-  else if (r->budget && len > r->budget->cap - atomic_load(&r->budget->used)) r->over_budget = 1;
+  else if (r->budget && len > r->budget->cap - atomic_load(&r->budget->used))
+    r->over_budget = 1;
   if (r->over_budget) atomic_fetch_add(&r->budget->refused, 1);
   *con_cls = r;
   if (out) *out = r;

@@ -537,9 +537,10 @@ static enum MHD_Result refuse_early(http_t *h, struct MHD_Connection *c, const c
       atomic_fetch_add(&h->srv->m.rejected[url[4] == 'm' ? 0 : 1], 1);
     else if (r->too_big)
       atomic_fetch_add(&h->srv->details.details_refused, 1);
-    return *refused ? send_error(c, 413, -1, "", "request body is larger than the limit "
-                                                  "(--max-body, --max-audit-body); send smaller "
-                                                  "batches")
+    return *refused ? send_error(c, 413, -1, "",
+                                 "request body is larger than the limit "
+                                 "(--max-body, --max-audit-body); send smaller "
+                                 "batches")
                     : MHD_YES;
   }
   /* Only the writes above take a body; anything else but a read is refused

@@ -20,9 +20,9 @@ typedef struct http_opts {
   unsigned max_connections_per_ip; /* connections from one address */
   unsigned idle_timeout_s;         /* a connection with no byte for this long is closed */
   unsigned request_deadline_s;     /* headers and body must arrive within this */
-  char **writer_tokens; /* NULL-terminated; NULL or empty: POSTs are open */
-  char **reader_tokens; /* the same for GETs (health checks are always open) */
-  const char *tls_cert; /* PEM text; NULL: plain HTTP */
+  char **writer_tokens;            /* NULL-terminated; NULL or empty: POSTs are open */
+  char **reader_tokens;            /* the same for GETs (health checks are always open) */
+  const char *tls_cert;            /* PEM text; NULL: plain HTTP */
   const char *tls_key;
   const web_t *web; /* the dashboard's files (borrowed); NULL: not installed */
   /* More of /metrics (the exporter's); NULL: none. */

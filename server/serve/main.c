@@ -102,8 +102,10 @@ static char **read_tokens(const char *path) {
     while (len && (line[len - 1] == ' ' || line[len - 1] == '\t')) line[--len] = '\0';
     if (!*line || *line == '#') continue;
     if (len < OPT_TOKEN_MIN) {
-      fprintf(stderr, "ripple-server: %s: a token is %zu characters, shorter than %d: too easy to "
-                      "guess\n", path, len, OPT_TOKEN_MIN);
+      fprintf(stderr,
+              "ripple-server: %s: a token is %zu characters, shorter than %d: too easy to "
+              "guess\n",
+              path, len, OPT_TOKEN_MIN);
       free(text);
       free_tokens(t);
       return NULL;
@@ -302,8 +304,7 @@ static int seconds_or_count(const char *v, int seconds, unsigned *out) {
     if (opt_ulong(v, 0, 1000000, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
     return *out = (unsigned)n, RIPPLE_OK;
   }
-  if (opt_duration(v, &ns) != RIPPLE_OK || ns < 0 || ns > 86400LL * 1000000000 ||
-      ns % 1000000000)
+  if (opt_duration(v, &ns) != RIPPLE_OK || ns < 0 || ns > 86400LL * 1000000000 || ns % 1000000000)
     return RIPPLE_EINVAL;
   return *out = (unsigned)(ns / 1000000000), RIPPLE_OK;
 }
@@ -321,7 +322,8 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--max-body")) return opt_size(v, &ho->max_body);
   if (!strcmp(a, "--max-batch")) return opt_size(v, &c->limits.max_records);
   if (!strcmp(a, "--max-connections")) return opt_size(v, &ho->max_connections);
-  if (!strcmp(a, "--max-connections-per-ip")) return seconds_or_count(v, 0, &ho->max_connections_per_ip);
+  if (!strcmp(a, "--max-connections-per-ip"))
+    return seconds_or_count(v, 0, &ho->max_connections_per_ip);
   if (!strcmp(a, "--max-body-in-flight")) return opt_size(v, &ho->max_body_in_flight);
   if (!strcmp(a, "--idle-timeout")) return seconds_or_count(v, 1, &ho->idle_timeout_s);
   if (!strcmp(a, "--request-deadline")) return seconds_or_count(v, 1, &ho->request_deadline_s);
@@ -358,8 +360,10 @@ static void log_auth(const options_t *o) {
   int loopback = !strncmp(o->host, "127.", 4);
   ripple_log(!w && !loopback ? RIPPLE_LOG_WARN : RIPPLE_LOG_INFO, "auth",
              "mode=%s writers=%s readers=%s listen=%s insecure=%s",
-             w && r ? "tokens" : w || r ? "partial" : "open", w ? "token" : "open",
-             r ? "token" : "open", o->host, o->insecure ? "yes" : "no");
+             w && r   ? "tokens"
+             : w || r ? "partial"
+                      : "open",
+             w ? "token" : "open", r ? "token" : "open", o->host, o->insecure ? "yes" : "no");
 }
 
 /* A budget that cannot hold the largest body would refuse it for ever. */

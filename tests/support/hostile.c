@@ -37,8 +37,8 @@ struct hostile_slow {
   unsigned port, interval_ms;
   const char *request;
   size_t n;
-  int *fds;      /* -1 once closed */
-  size_t *sent;  /* bytes of request sent on each */
+  int *fds;     /* -1 once closed */
+  size_t *sent; /* bytes of request sent on each */
   atomic_size_t opened, closed;
   atomic_int stop;
 };

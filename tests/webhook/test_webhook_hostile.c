@@ -38,12 +38,12 @@ static int teardown(void **state) {
   return 0;
 }
 
-#define REVIEW                                                                                 \
-  "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"         \
+#define REVIEW                                                                                  \
+  "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"          \
   "\"uid\":\"req-1\",\"kind\":{\"group\":\"apps\",\"version\":\"v1\",\"kind\":\"Deployment\"}," \
   "\"resource\":{\"group\":\"apps\",\"version\":\"v1\",\"resource\":\"deployments\"},"          \
-  "\"namespace\":\"d\",\"name\":\"web\",\"operation\":\"CREATE\",\"userInfo\":{"                 \
-  "\"username\":\"kubernetes-admin\"},\"object\":{\"kind\":\"Deployment\",\"metadata\":{"        \
+  "\"namespace\":\"d\",\"name\":\"web\",\"operation\":\"CREATE\",\"userInfo\":{"                \
+  "\"username\":\"kubernetes-admin\"},\"object\":{\"kind\":\"Deployment\",\"metadata\":{"       \
   "\"name\":\"web\",\"namespace\":\"d\"}},\"oldObject\":null,\"dryRun\":false}}"
 
 /* The API server's call: answered, allowed. */
@@ -63,7 +63,7 @@ static void test_slow_clients(void **state) {
   /* The deadline short enough to wait for, still far above the
    * registration's timeoutSeconds (1). */
   char *argv[] = {getenv("RIPPLE_WEBHOOK_BIN"), "--listen", "127.0.0.1:0", "--no-informers",
-                  "--request-deadline", "2s", NULL};
+                  "--request-deadline",         "2s",       NULL};
   whlab_spawn(&webhook, argv);
   admit();
   char request[1024];

@@ -8,7 +8,7 @@
  * optionally, within a budget of body bytes shared by all connections), an
  * answer queued, the signals a daemon's main thread waits for.
  *
- * Against hostile clients (docs/server.md "Limits"): an idle timeout (MHD's,
+ * Against hostile clients (docs/server.md, "Limits against hostile clients"): an idle timeout (MHD's,
  * reset by every byte), a deadline by which a request's headers and body must
  * have arrived (ours: a byte every few seconds no longer holds a connection
  * and its thread forever), and a limit of connections per client address.
@@ -20,8 +20,8 @@
 
 #include <microhttpd.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ripplex/sbuf.h"
@@ -30,8 +30,9 @@ typedef struct httpd_opts {
   const char *host;               /* IPv4 address */
   uint16_t port;                  /* 0: any free port */
   const char *tls_cert, *tls_key; /* PEM text, both or neither */
-  unsigned max_connections, timeout_s; /* timeout_s: idle, reset by any byte */
-  /* Hostile clients. per_ip_limit: most connections from one IPv4 address
+  unsigned max_connections, timeout_s;
+  /* Hostile clients. timeout_s is libmicrohttpd's: idle, reset by any
+   * byte. per_ip_limit: most connections from one IPv4 address
    * (0: no limit of its own). deadline_s: a request's headers and body must
    * have arrived this long after the connection opened or the previous answer
    * went out (0: none); past it the socket is shut down. A daemon with a
@@ -39,6 +40,7 @@ typedef struct httpd_opts {
   unsigned per_ip_limit, deadline_s;
   MHD_AccessHandlerCallback on_request;
   MHD_RequestCompletedCallback on_completed;
+  /* With a deadline, on_connection's *socket_ctx is the guard's: not to touch. */
   MHD_NotifyConnectionCallback on_connection; /* may be NULL */
   void *cls;                                  /* passed to all three */
 } httpd_opts_t;
@@ -57,18 +59,18 @@ uint64_t httpd_deadline_closed(struct MHD_Daemon *d);
  * they arrive and given back when it is done, so memory for bodies stays
  * near cap (sbuf growth aside) however many connections send at once. */
 typedef struct httpd_budget {
-  size_t cap;                     /* 0: no budget */
-  _Atomic size_t used;            /* bytes held now */
-  atomic_uint_fast64_t refused;   /* requests refused for want of budget */
+  size_t cap;                   /* 0: no budget */
+  _Atomic size_t used;          /* bytes held now */
+  atomic_uint_fast64_t refused; /* requests refused for want of budget */
 } httpd_budget_t;
 
 /* A request as libmicrohttpd delivers it: the body collected up to a bound.
  * Kept in the connection's con_cls between calls of the access handler. */
 typedef struct httpd_req {
   sbuf_t body;
-  int too_big;      /* over the bound (or out of memory): answer 413, nothing kept */
-  int over_budget;  /* the budget ran out: answer 503, nothing kept */
-  int64_t start_ns; /* mono_ns() when the headers arrived */
+  int too_big;            /* over the bound (or out of memory): answer 413, nothing kept */
+  int over_budget;        /* the budget ran out: answer 503, nothing kept */
+  int64_t start_ns;       /* mono_ns() when the headers arrived */
   httpd_budget_t *budget; /* NULL: none */
   size_t held;            /* bytes taken from it */
 } httpd_req_t;

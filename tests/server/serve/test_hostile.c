@@ -69,16 +69,9 @@ static void start_server(const char *name, char *const more[]) {
   snprintf(w, sizeof w, "%s", test_path(dir, "writers"));
   snprintf(r, sizeof r, "%s", test_path(dir, "readers"));
   snprintf(server.log, sizeof server.log, "%s.log", db);
-  char *argv[32] = {getenv("RIPPLE_SERVER_BIN"),
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--db",
-                    db,
-                    "--no-web",
-                    "--writer-token-file",
-                    w,
-                    "--reader-token-file",
-                    r};
+  char *argv[32] = {
+      getenv("RIPPLE_SERVER_BIN"), "--listen", "127.0.0.1:0",         "--db", db, "--no-web",
+      "--writer-token-file",       w,          "--reader-token-file", r};
   size_t n = 10;
   for (size_t i = 0; more && more[i] && n < 31; i++) argv[n++] = more[i];
   whlab_spawn(&server, argv);
@@ -154,8 +147,9 @@ static int att_read(body_attack_t *a, att_t *t) {
  * a token and then as much of the body as the socket takes, until the
  * server has answered and closed every one. */
 static void body_round(body_attack_t *a, att_t *t, const char *chunk, size_t chunk_len) {
-  static const char head[] = "POST /v1/mergelogs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                             "Content-Type: application/json\r\nContent-Length: " BIG "\r\n\r\n";
+  static const char head[] =
+      "POST /v1/mergelogs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nContent-Length: " BIG "\r\n\r\n";
   size_t open = 0;
   for (size_t i = 0; i < ATTACKERS; i++) {
     t[i] = (att_t){.fd = hostile_connect("127.0.0.2", a->port)};
@@ -180,7 +174,8 @@ static void body_round(body_attack_t *a, att_t *t, const char *chunk, size_t chu
         continue;
       }
       /* More of the body: the server must not be reading it. */
-      if (p[i].revents & POLLOUT) (void)send(t[i].fd, chunk, chunk_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (p[i].revents & POLLOUT)
+        (void)send(t[i].fd, chunk, chunk_len, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
   }
   for (size_t i = 0; i < ATTACKERS; i++)
@@ -233,15 +228,17 @@ static void test_unauthenticated_bodies(void **state) {
   atomic_store(&a.stop, 1);
   pthread_join(th, NULL);
   size_t rounds = atomic_load(&a.rounds);
-  fprintf(stderr, "# %zu rounds of %d: %zu answered 401, %zu otherwise; RSS %ld KiB before, "
-                  "%ld KiB at most during (bound %d KiB)\n",
+  fprintf(stderr,
+          "# %zu rounds of %d: %zu answered 401, %zu otherwise; RSS %ld KiB before, "
+          "%ld KiB at most during (bound %d KiB)\n",
           rounds, ATTACKERS, atomic_load(&a.refused), atomic_load(&a.other), before, peak,
           RSS_BOUND_KIB);
   assert_int_equal(atomic_load(&a.other), 0);
   assert_int_equal(atomic_load(&a.refused), rounds * ATTACKERS);
   if (hostile_asan())
-    fprintf(stderr, "# RSS not checked: under AddressSanitizer it measures its shadow memory "
-                    "and quarantine\n");
+    fprintf(stderr,
+            "# RSS not checked: under AddressSanitizer it measures its shadow memory "
+            "and quarantine\n");
   else
     assert_true(peak < RSS_BOUND_KIB);
   assert_true(metric("ripple_http_body_bytes_in_flight") == 0);
@@ -259,7 +256,8 @@ static void test_slow_clients(void **state) {
   hostile_slow_t *s =
       hostile_slow_start("127.0.0.2", server.port, 300,
                          "POST /v1/mergelogs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                         "application/json\r\nX-Ripple-Token: " WRITER "\r\n"
+                         "application/json\r\nX-Ripple-Token: " WRITER
+                         "\r\n"
                          "Content-Length: 100\r\n\r\n",
                          5000);
   assert_non_null(s);
@@ -290,10 +288,8 @@ static void test_refused_at_start(void **state) {
     char *args[10];
     const char *says;
   } cases[] = {
-      {{"--listen", "127.0.0.1:0", "--db", db, "--reader-token-file", sh, NULL},
-       "shorter than 16"},
-      {{"--listen", "127.0.0.1:0", "--db", db, "--writer-token-file", sh, NULL},
-       "shorter than 16"},
+      {{"--listen", "127.0.0.1:0", "--db", db, "--reader-token-file", sh, NULL}, "shorter than 16"},
+      {{"--listen", "127.0.0.1:0", "--db", db, "--writer-token-file", sh, NULL}, "shorter than 16"},
       {{"--listen", "0.0.0.0:0", "--db", db, NULL}, "is not loopback"},
       {{"--listen", "0.0.0.0:0", "--db", db, "--writer-token-file", w, NULL}, "is not loopback"},
       {{"--listen", "127.0.0.1:0", "--db", db, "--max-body-in-flight", "1000000", NULL},
