@@ -15,7 +15,7 @@ typedef struct http_opts {
   size_t max_body;       /* bytes per request body */
   size_t max_audit_body; /* bytes per POST /v1/audit body (0: max_body) */
   size_t max_connections;
-  /* Hostile clients (docs/server.md "Limits"; 0: none). */
+  /* Hostile clients (docs/server.md, "Limits against hostile clients"; 0: none). */
   size_t max_body_in_flight;       /* body bytes held by all requests together */
   unsigned max_connections_per_ip; /* connections from one address */
   unsigned idle_timeout_s;         /* a connection with no byte for this long is closed */

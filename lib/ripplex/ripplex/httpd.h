@@ -8,10 +8,11 @@
  * optionally, within a budget of body bytes shared by all connections), an
  * answer queued, the signals a daemon's main thread waits for.
  *
- * Against hostile clients (docs/server.md, "Limits against hostile clients"): an idle timeout (MHD's,
- * reset by every byte), a deadline by which a request's headers and body must
- * have arrived (ours: a byte every few seconds no longer holds a connection
- * and its thread forever), and a limit of connections per client address.
+ * Against hostile clients (docs/server.md, "Limits against hostile
+ * clients"): an idle timeout (MHD's, reset by every byte), a deadline by
+ * which a request's headers and body must have arrived (ours: a byte every
+ * few seconds no longer holds a connection and its thread for ever), and a
+ * limit of connections per client address.
  *
  * Memory: the caller owns the options' strings for the daemon's lifetime.
  */
