@@ -17,6 +17,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -178,6 +179,33 @@ static guard_t *guard_find(struct MHD_Daemon *d, int unlink) {
 
 /* ---- the daemon ------------------------------------------------------------- */
 
+/* libmicrohttpd's messages (a connection refused at a limit, a client gone
+ * mid-request, a failed TLS handshake) as log lines, at most LOG_PER_SECOND
+ * a second in the process: a client that opens connections as fast as it
+ * can must not write the log as fast. The next line that goes out says how
+ * many were left out. */
+#define LOG_PER_SECOND 10
+static atomic_int_fast64_t log_second;
+static atomic_uint log_count;
+static atomic_uint_fast64_t log_dropped;
+
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  int64_t sec = mono_ns() / 1000000000, cur = atomic_load(&log_second);
+  if (sec != cur && atomic_compare_exchange_strong(&log_second, &cur, sec))
+    atomic_store(&log_count, 0);
+  if (atomic_fetch_add(&log_count, 1) >= LOG_PER_SECOND) {
+    atomic_fetch_add(&log_dropped, 1);
+    return;
+  }
+  char msg[256], q[300];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  msg[strcspn(msg, "\r\n")] = '\0';
+  ripple_log_quote(msg, q, sizeof q);
+  ripple_log(RIPPLE_LOG_INFO, "http_error", "msg=%s left_out=%" PRIu64, q,
+             (uint64_t)atomic_exchange(&log_dropped, 0));
+}
+
 static struct MHD_Daemon *start_daemon(const httpd_opts_t *o, unsigned flags,
                                        const struct sockaddr_in *sa, guard_t *g) {
   MHD_AccessHandlerCallback req = g ? guard_request : o->on_request;
@@ -186,8 +214,8 @@ static struct MHD_Daemon *start_daemon(const httpd_opts_t *o, unsigned flags,
                                       : o->on_connection ? o->on_connection
                                                          : no_connection_hook;
   void *cls = g ? (void *)g : o->cls;
-  return MHD_start_daemon(flags, 0, NULL, NULL, req, cls, MHD_OPTION_SOCK_ADDR, sa,
-                          MHD_OPTION_CONNECTION_LIMIT, o->max_connections,
+  return MHD_start_daemon(flags, 0, NULL, NULL, req, cls, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+                          MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT, o->max_connections,
                           MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
                           MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_limit,
                           MHD_OPTION_NOTIFY_COMPLETED, done, cls, MHD_OPTION_NOTIFY_CONNECTION,

@@ -399,8 +399,11 @@ static enum MHD_Result handle_list(http_t *h, struct MHD_Connection *c, dec_kind
   return rc;
 }
 
-/* The listener's defences at work (docs/server.md "Limits"). */
-static void listener_metrics(http_t *h, sbuf_t *b) {
+/* The listener's defences at work (docs/server.md, "Limits against hostile
+ * clients"). The daemon is the connection's: h->d is written once
+ * httpd_start returns, when connections may already be served. */
+static void listener_metrics(http_t *h, struct MHD_Connection *c, sbuf_t *b) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
   prom_gauge(b, "ripple_http_body_bytes_in_flight",
              "Request body bytes held now (--max-body-in-flight bounds them).",
              (double)atomic_load(&h->budget.used));
@@ -410,7 +413,7 @@ static void listener_metrics(http_t *h, sbuf_t *b) {
   prom_counter(b, "ripple_http_deadline_closed_total",
                "Connections shut down because their request had not arrived within "
                "--request-deadline.",
-               httpd_deadline_closed(h->d));
+               ci ? httpd_deadline_closed(ci->daemon) : 0);
 }
 
 /* Clients of a newer API version get told so, not just "no such endpoint". */
@@ -473,7 +476,7 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   if (!strcmp(url, "/metrics")) {
     sbuf_init(&b);
     srv_metrics(h->srv, atomic_load(&h->connections), &b);
-    listener_metrics(h, &b);
+    listener_metrics(h, c, &b);
     if (h->o.more_metrics) h->o.more_metrics(h->o.more_metrics_ud, &b);
     enum MHD_Result rc = send_buf(c, 200, "text/plain; version=0.0.4", &b);
     sbuf_free(&b);

@@ -147,11 +147,11 @@ long hostile_rss_kib(pid_t pid) {
   return kib;
 }
 
-int hostile_asan(void) {
-#if defined(__SANITIZE_ADDRESS__)
+int hostile_sanitized(void) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   return 1;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
   return 1;
 #else
   return 0;

@@ -31,8 +31,8 @@ void hostile_slow_stop(hostile_slow_t *s);
 /* A process's resident memory (VmRSS) in KiB; -1 when unknown. */
 long hostile_rss_kib(pid_t pid);
 
-/* 1 under AddressSanitizer, where RSS measures its shadow memory and
- * quarantine more than the program. */
-int hostile_asan(void);
+/* 1 under AddressSanitizer or ThreadSanitizer, where RSS measures their
+ * shadow memory (and ASan's quarantine) more than the program. */
+int hostile_sanitized(void);
 
 #endif
