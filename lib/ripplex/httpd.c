@@ -353,6 +353,11 @@ int httpd_req_feed(struct MHD_Connection *c, void **con_cls, const char *data, s
   return 1;
 }
 
+void httpd_req_release(httpd_req_t *r) {
+  sbuf_free(&r->body);
+  req_give_back(r);
+}
+
 void httpd_req_done(void *cls, struct MHD_Connection *c, void **con_cls,
                     enum MHD_RequestTerminationCode toe) {
   (void)cls, (void)c, (void)toe;

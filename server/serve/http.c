@@ -587,6 +587,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   if (r->over_budget) return send_busy(c);
   int which;
   enum MHD_Result ans = route(h, c, url, method, r, &which);
+  httpd_req_release(r); /* the answer is a copy: the body's bytes go back now */
   metrics_observe(&h->srv->m, which, mono_ns() - r->start_ns);
   return ans;
 }

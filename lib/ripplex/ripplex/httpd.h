@@ -91,6 +91,9 @@ int httpd_req_begin(struct MHD_Connection *c, void **con_cls, size_t max_body,
  * called that itself. */
 int httpd_req_feed(struct MHD_Connection *c, void **con_cls, const char *data, size_t *size,
                    size_t max_body, httpd_req_t **out);
+/* Once answered: the body freed and its bytes given back to the budget now,
+ * not when libmicrohttpd has sent the answer (httpd_req_done does the rest). */
+void httpd_req_release(httpd_req_t *r);
 /* An MHD_RequestCompletedCallback that frees what httpd_req_feed kept and
  * gives its bytes back to the budget. */
 void httpd_req_done(void *cls, struct MHD_Connection *c, void **con_cls,

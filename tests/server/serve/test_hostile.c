@@ -9,6 +9,8 @@
  * - 300 connections sending a request one byte every 5 s: ingest and queries
  *   keep answering, and every slow connection is closed (by the limit per
  *   address at once, or by the request deadline).
+ * - A budget of body bytes: a request that does not fit is answered 503 from
+ *   its headers; the bytes go back when a request is answered.
  * - Token files and the listen address: short tokens and an open server on a
  *   non-loopback address refused at start.
  */
@@ -64,6 +66,7 @@ static int teardown(void **state) {
 
 /* ripple-server with the tokens and more arguments (NULL-terminated). */
 static void start_server(const char *name, char *const more[]) {
+  whlab_kill(&server); /* one a failed test left */
   char db[128], w[128], r[128];
   snprintf(db, sizeof db, "%s", test_path(dir, name));
   snprintf(w, sizeof w, "%s", test_path(dir, "writers"));
@@ -245,6 +248,65 @@ static void test_unauthenticated_bodies(void **state) {
   whlab_stop(&server);
 }
 
+/* ---- the body budget --------------------------------------------------------- */
+
+/* Headers of an authorised POST with a body of len bytes, and sent of them. */
+static int post_part(size_t len, size_t sent) {
+  int fd = hostile_connect("127.0.0.1", server.port);
+  assert_true(fd >= 0);
+  char head[256];
+  int n = snprintf(head, sizeof head,
+                   "POST /v1/mergelogs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                   "application/json\r\nX-Ripple-Token: " WRITER "\r\nContent-Length: %zu\r\n\r\n",
+                   len);
+  assert_int_equal(send(fd, head, (size_t)n, MSG_NOSIGNAL), n);
+  static char body[600000];
+  memset(body, ' ', sizeof body);
+  for (size_t off = 0; off < sent;) {
+    ssize_t w = send(fd, body, sent - off < sizeof body ? sent - off : sizeof body, MSG_NOSIGNAL);
+    assert_true(w > 0);
+    off += (size_t)w;
+  }
+  return fd;
+}
+
+/* The answer's status line on fd (blocking), "" when none came. */
+static void status_line(int fd, char *out, size_t cap) {
+  ssize_t r = recv(fd, out, cap - 1, 0);
+  out[r > 0 ? r : 0] = '\0';
+  out[strcspn(out, "\r\n")] = '\0';
+}
+
+/* A budget of 1 MB: one request holding 600 kB of its body leaves no room
+ * for another that announces 600 kB, which is answered 503 with Retry-After
+ * from its headers; the bytes held go back when the first is answered. */
+static void test_body_budget(void **state) {
+  (void)state;
+  char *more[] = {"--max-body", "1000000", "--max-audit-body", "1000000", "--max-body-in-flight",
+                  "1000000",    NULL};
+  start_server("budget.db", more);
+  int a = post_part(1000000, 600000);
+  for (int i = 0; i < 3000 && metric("ripple_http_body_bytes_in_flight") < 600000; i++)
+    usleep(10000);
+  assert_true(metric("ripple_http_body_bytes_in_flight") == 600000);
+  int b = post_part(600000, 0);
+  char line[256];
+  status_line(b, line, sizeof line);
+  assert_string_equal(line, "HTTP/1.1 503 Service Unavailable");
+  close(b);
+  assert_true(metric("ripple_http_body_budget_refused_total") == 1);
+  /* The rest of the first body (blanks: not JSON, so 400), then nothing held. */
+  static char rest[400000];
+  memset(rest, ' ', sizeof rest);
+  assert_int_equal(send(a, rest, sizeof rest, MSG_NOSIGNAL), (ssize_t)sizeof rest);
+  status_line(a, line, sizeof line);
+  assert_string_equal(line, "HTTP/1.1 400 Bad Request");
+  close(a);
+  assert_true(metric("ripple_http_body_bytes_in_flight") == 0);
+  legit_requests(1);
+  whlab_stop(&server);
+}
+
 /* ---- slow clients ------------------------------------------------------------- */
 
 static void test_slow_clients(void **state) {
@@ -319,6 +381,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refused_at_start),
       cmocka_unit_test(test_unauthenticated_bodies),
+      cmocka_unit_test(test_body_budget),
       cmocka_unit_test(test_slow_clients),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
