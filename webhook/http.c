@@ -124,12 +124,24 @@ int wh_http_start(const wh_http_opts_t *o, wh_http_t **out, char *err, size_t er
   h->o = *o;
   if (!h->o.max_body) h->o.max_body = 8u << 20;
   if (!h->o.max_connections) h->o.max_connections = 256;
+  /* kube-apiserver is one address with many connections (one per admission
+   * call in flight, each answered in about a millisecond), so the limit per
+   * address is half of all: far above its calls, and one other client
+   * (a Pod that trickles bytes) still cannot take every slot. The deadline
+   * is far above the registration's timeoutSeconds (1; 30 at most), after
+   * which the API server has given up anyway, and above the idle timeout,
+   * so an idle kept-alive connection ends by the idle timeout. */
+  if (!h->o.max_connections_per_ip)
+    h->o.max_connections_per_ip = (unsigned)h->o.max_connections / 2;
+  if (!h->o.request_deadline_s) h->o.request_deadline_s = 15;
   httpd_opts_t ho = {.host = o->host,
                      .port = o->port,
                      .tls_cert = o->tls_cert,
                      .tls_key = o->tls_key,
                      .max_connections = (unsigned)h->o.max_connections,
-                     .timeout_s = 60,
+                     .timeout_s = 10,
+                     .per_ip_limit = h->o.max_connections_per_ip,
+                     .deadline_s = h->o.request_deadline_s,
                      .on_request = on_request,
                      .on_completed = httpd_req_done,
                      .cls = h};
@@ -146,6 +158,6 @@ uint16_t wh_http_port(const wh_http_t *h) { return h->o.port; }
 
 void wh_http_stop(wh_http_t *h) {
   if (!h) return;
-  MHD_stop_daemon(h->d);
+  httpd_stop(h->d);
   free(h);
 }

@@ -17,6 +17,9 @@ typedef struct wh_http_opts {
   const char *tls_cert, *tls_key; /* PEM text; both NULL: plain HTTP (tests only) */
   size_t max_body;                /* largest AdmissionReview accepted */
   size_t max_connections;
+  /* Hostile clients (docs/webhook.md "Listener limits"); 0: the default. */
+  unsigned max_connections_per_ip; /* default 128: kube-apiserver's calls fit */
+  unsigned request_deadline_s;     /* default 15 */
   wh_t *engine;
   const wh_route_t *route; /* who decides; NULL: this replica, always */
   const char *peer_token;  /* GET /v1/peer/memo needs it (handover.h); NULL: not served */

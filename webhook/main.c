@@ -61,6 +61,9 @@ static void usage(FILE *f) {
           "                            tracing.k8s.io/traceparent) and take a person's as the\n"
           "                            root CPID (docs/format.md)\n"
           "  --max-body BYTES          largest AdmissionReview (default 8388608)\n"
+          "  --max-connections-per-ip N  from one client address (default 128)\n"
+          "  --request-deadline D      a request's headers and body must arrive within D\n"
+          "                            (default 15s)\n"
           "  --decider-lease NS/NAME   several replicas: the one holding this Lease decides\n"
           "                            every write, the others forward to it (docs/webhook.md)\n"
           "  --peer-address HOST[:PORT]  this replica's address for the others (default\n"
@@ -89,6 +92,7 @@ typedef struct options {
   wh_users_t users;
   wh_opts_t wo;
   size_t max_body;
+  unsigned per_ip, deadline_s; /* --max-connections-per-ip, --request-deadline */
   ripple_log_level_t level;
   /* Several replicas (route.h): the Lease, this replica's address, how the
    * others' certificate is checked, how long a forward may take. */
@@ -203,6 +207,16 @@ static int parse_option(void *ud, const char *a, const char *v) {
     if (opt_ulong(v, 4096, 1ul << 30, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
     o->max_body = n;
     return RIPPLE_OK;
+  }
+  if (!strcmp(a, "--max-connections-per-ip")) {
+    if (opt_ulong(v, 1, 100000, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
+    return o->per_ip = (unsigned)n, RIPPLE_OK;
+  }
+  if (!strcmp(a, "--request-deadline")) {
+    int64_t ns;
+    if (opt_duration(v, &ns) != RIPPLE_OK || ns < 1000000000 || ns > 3600LL * 1000000000)
+      return RIPPLE_EINVAL;
+    return o->deadline_s = (unsigned)(ns / 1000000000), RIPPLE_OK;
   }
   return RIPPLE_ENOENT;
 }
@@ -430,6 +444,8 @@ static int serve(options_t *o, const sigset_t *sigs) {
                        .tls_cert = o->cert,
                        .tls_key = o->key,
                        .max_body = o->max_body,
+                       .max_connections_per_ip = o->per_ip,
+                       .request_deadline_s = o->deadline_s,
                        .engine = r.engine,
                        .route = &r.route,
                        .peer_token = r.ho.token,

@@ -75,6 +75,12 @@ int opt_token_file(const char *prog, const char *option, const char *path, char 
     free(text);
     return RIPPLE_EINVAL;
   }
+  if (n < OPT_TOKEN_MIN) {
+    fprintf(stderr, "%s: %s %s: the token is %zu characters, shorter than %d: too easy to guess\n",
+            prog, option, path, n, OPT_TOKEN_MIN);
+    free(text);
+    return RIPPLE_EINVAL;
+  }
   memmove(text, b, n);
   text[n] = '\0';
   *out = text;

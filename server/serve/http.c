@@ -6,6 +6,14 @@
  * the threads. Bodies are refused as soon as they pass the size limit (by
  * Content-Length, or while streaming), and every error is a JSON object that
  * says what was wrong.
+ *
+ * Authentication first: on the access handler's first call, when only the
+ * headers have arrived, a request that will be refused anyway (no token, a
+ * wrong method or path, a body too large, a wrong Content-Type, no room in
+ * the body budget) is answered at once, and libmicrohttpd then reads none of
+ * its body and closes the connection after the answer. A client without a
+ * token costs a thread and libmicrohttpd's per-connection buffer, never a
+ * body.
  */
 #include "serve/http.h"
 
@@ -18,6 +26,7 @@
 
 #include "ripplex/clock.h"
 #include "ripplex/httpd.h"
+#include "ripplex/prom.h"
 #include "ripplex/sbuf.h"
 
 #include "ingest/gzip.h"
@@ -33,6 +42,7 @@ struct http {
   srv_t *srv;
   http_opts_t o;
   atomic_uint_fast64_t connections;
+  httpd_budget_t budget; /* body bytes held by all requests */
 };
 
 int http_gzip_wanted(const char *h) {
@@ -119,7 +129,8 @@ static int authorized(struct MHD_Connection *c, char *const *tokens) {
   if (!tokens || !tokens[0]) return 1; /* no tokens configured: open */
   const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
   const char *x = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Ripple-Token");
-  int bearer = known_token(h && !strncmp(h, "Bearer ", 7) ? h + 7 : NULL, tokens);
+  /* The scheme's name is case-insensitive (RFC 9110, 11.1): "bearer x" too. */
+  int bearer = known_token(h && !strncasecmp(h, "Bearer ", 7) ? h + 7 : NULL, tokens);
   return bearer | known_token(x, tokens);
 }
 
@@ -388,6 +399,23 @@ static enum MHD_Result handle_list(http_t *h, struct MHD_Connection *c, dec_kind
   return rc;
 }
 
+/* The listener's defences at work (docs/server.md, "Limits against hostile
+ * clients"). The daemon is the connection's: h->d is written once
+ * httpd_start returns, when connections may already be served. */
+static void listener_metrics(http_t *h, struct MHD_Connection *c, sbuf_t *b) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
+  prom_gauge(b, "ripple_http_body_bytes_in_flight",
+             "Request body bytes held now (--max-body-in-flight bounds them).",
+             (double)atomic_load(&h->budget.used));
+  prom_counter(b, "ripple_http_body_budget_refused_total",
+               "Requests answered 503: the bodies in flight were at --max-body-in-flight.",
+               atomic_load(&h->budget.refused));
+  prom_counter(b, "ripple_http_deadline_closed_total",
+               "Connections shut down because their request had not arrived within "
+               "--request-deadline.",
+               ci ? httpd_deadline_closed(ci->daemon) : 0);
+}
+
 /* Clients of a newer API version get told so, not just "no such endpoint". */
 static const char *unknown_path_message(const char *url) {
   if (url[0] == '/' && url[1] == 'v' && url[2] >= '0' && url[2] <= '9' &&
@@ -448,6 +476,7 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   if (!strcmp(url, "/metrics")) {
     sbuf_init(&b);
     srv_metrics(h->srv, atomic_load(&h->connections), &b);
+    listener_metrics(h, c, &b);
     if (h->o.more_metrics) h->o.more_metrics(h->o.more_metrics_ud, &b);
     enum MHD_Result rc = send_buf(c, 200, "text/plain; version=0.0.4", &b);
     sbuf_free(&b);
@@ -476,6 +505,66 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   return send_error(c, 404, -1, "", unknown_path_message(url));
 }
 
+/* Refused for want of room in the body budget: come back soon. */
+static enum MHD_Result send_busy(struct MHD_Connection *c) {
+  static const char *const retry[] = {"Retry-After", "1", NULL};
+  static const char msg[] =
+      "{\"error\":\"the server holds too many request bodies at once (--max-body-in-flight); "
+      "retry\"}";
+  return httpd_send_headers(c, 503, "application/json", msg, sizeof msg - 1, retry);
+}
+
+/* The answer to a request that is refused whatever its body holds, decided
+ * from the headers alone (*refused 1), or MHD_YES to read on. The same checks
+ * stand in route() and the handlers (where the body is in). */
+static enum MHD_Result refuse_early(http_t *h, struct MHD_Connection *c, const char *url,
+                                    const char *method, const httpd_req_t *r, int *refused) {
+  int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+  int traces = !strcmp(url, "/v1/traces");
+  int writes = traces || !strcmp(url, "/v1/details") || !strcmp(url, "/v1/audit") ||
+               !strcmp(url, "/v1/mergelogs") || !strcmp(url, "/v1/spans");
+  *refused = 1;
+  if (post && writes) {
+    if (!authorized(c, h->o.writer_tokens)) return send_error(c, 401, -1, "", NEED_WRITER);
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+    if (traces && !media_is(ct, "application/json") && !media_is(ct, "application/x-protobuf"))
+      return send_error(
+          c, 415, -1, "",
+          "Content-Type must be application/x-protobuf or application/json (OTLP/HTTP)");
+    if (traces && ce && *ce && strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "identity") != 0)
+      return send_error(c, 415, -1, "", "Content-Encoding must be gzip or identity");
+    *refused = r->too_big || r->over_budget;
+    if (r->over_budget) return send_busy(c);
+    if (r->too_big && (!strcmp(url, "/v1/mergelogs") || !strcmp(url, "/v1/spans") || traces))
+      atomic_fetch_add(&h->srv->m.rejected[url[4] == 'm' ? 0 : 1], 1);
+    else if (r->too_big)
+      atomic_fetch_add(&h->srv->details.details_refused, 1);
+    return *refused ? send_error(c, 413, -1, "",
+                                 "request body is larger than the limit "
+                                 "(--max-body, --max-audit-body); send smaller "
+                                 "batches")
+                    : MHD_YES;
+  }
+  /* Only the writes above take a body; anything else but a read is refused
+   * from its headers (the same answers as route()'s). */
+  if (!get) {
+    int known = writes || !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots") ||
+                !strcmp(url, "/v1/stalls") || !strcmp(url, "/v1/stalls/expected") ||
+                !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
+                !strncmp(url, "/v1/objects/", 12);
+    return send_error(c, known ? 405 : 404, -1, "",
+                      known ? "method not allowed" : unknown_path_message(url));
+  }
+  if (!strcmp(url, "/healthz") || !strcmp(url, "/readyz") || web_claims(url)) {
+    *refused = 0;
+    return MHD_YES;
+  }
+  if (!authorized(c, h->o.reader_tokens)) return send_error(c, 401, -1, "", NEED_READER);
+  *refused = r->over_budget;
+  return r->over_budget ? send_busy(c) : MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *data,
                                   size_t *size, void **con_cls) {
@@ -486,10 +575,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
    * than any batch of records. */
   size_t max =
       h->o.max_audit_body && !strcmp(url, "/v1/audit") ? h->o.max_audit_body : h->o.max_body;
+  if (!*con_cls) { /* the first call: headers only */
+    if (httpd_req_begin(c, con_cls, max, &h->budget, &r) != RIPPLE_OK) return MHD_NO;
+    int refused;
+    enum MHD_Result ans = refuse_early(h, c, url, method, r, &refused);
+    if (refused) metrics_observe(&h->srv->m, ROUTE_OTHER, mono_ns() - r->start_ns);
+    return ans;
+  }
   int rc = httpd_req_feed(c, con_cls, data, size, max, &r);
   if (rc <= 0) return rc == 0 ? MHD_YES : MHD_NO;
+  if (r->over_budget) return send_busy(c);
   int which;
   enum MHD_Result ans = route(h, c, url, method, r, &which);
+  httpd_req_release(r); /* the answer is a copy: the body's bytes go back now */
   metrics_observe(&h->srv->m, which, mono_ns() - r->start_ns);
   return ans;
 }
@@ -509,12 +607,15 @@ int http_start(srv_t *srv, const http_opts_t *o, http_t **out, char *err, size_t
   if (!h) return RIPPLE_ENOMEM;
   h->srv = srv;
   h->o = *o;
+  h->budget.cap = o->max_body_in_flight;
   httpd_opts_t ho = {.host = o->host,
                      .port = o->port,
                      .tls_cert = o->tls_cert,
                      .tls_key = o->tls_key,
                      .max_connections = (unsigned)o->max_connections,
-                     .timeout_s = 30,
+                     .timeout_s = o->idle_timeout_s,
+                     .per_ip_limit = o->max_connections_per_ip,
+                     .deadline_s = o->request_deadline_s,
                      .on_request = on_request,
                      .on_completed = httpd_req_done,
                      .on_connection = on_connection,
@@ -532,6 +633,6 @@ uint16_t http_port(const http_t *h) { return h->o.port; }
 
 void http_stop(http_t *h) {
   if (!h) return;
-  MHD_stop_daemon(h->d);
+  httpd_stop(h->d);
   free(h);
 }

@@ -15,9 +15,14 @@ typedef struct http_opts {
   size_t max_body;       /* bytes per request body */
   size_t max_audit_body; /* bytes per POST /v1/audit body (0: max_body) */
   size_t max_connections;
-  char **writer_tokens; /* NULL-terminated; NULL or empty: POSTs are open */
-  char **reader_tokens; /* the same for GETs (health checks are always open) */
-  const char *tls_cert; /* PEM text; NULL: plain HTTP */
+  /* Hostile clients (docs/server.md, "Limits against hostile clients"; 0: none). */
+  size_t max_body_in_flight;       /* body bytes held by all requests together */
+  unsigned max_connections_per_ip; /* connections from one address */
+  unsigned idle_timeout_s;         /* a connection with no byte for this long is closed */
+  unsigned request_deadline_s;     /* headers and body must arrive within this */
+  char **writer_tokens;            /* NULL-terminated; NULL or empty: POSTs are open */
+  char **reader_tokens;            /* the same for GETs (health checks are always open) */
+  const char *tls_cert;            /* PEM text; NULL: plain HTTP */
   const char *tls_key;
   const web_t *web; /* the dashboard's files (borrowed); NULL: not installed */
   /* More of /metrics (the exporter's); NULL: none. */

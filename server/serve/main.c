@@ -38,9 +38,19 @@ static void usage(FILE *f) {
       "  --max-body BYTES         largest request body (default 16777216)\n"
       "  --max-batch N            most records in one request (default 10000)\n"
       "  --max-connections N      (default 256)\n"
+      "  --max-connections-per-ip N  from one client address (default 64; 0 = no limit)\n"
+      "  --max-body-in-flight BYTES  request body bytes held by all connections together;\n"
+      "                           more get 503 (default 268435456; 0 = no limit)\n"
+      "  --idle-timeout D         close a connection silent for D (default 15s)\n"
+      "  --request-deadline D     a request's headers and body must arrive within D\n"
+      "                           (default 30s; 0 = none)\n"
       "  --query-limit N          most CPIDs one query walks (default 100000)\n"
       "  --writer-token-file F    bearer tokens allowed to POST, one per line\n"
       "  --reader-token-file F    bearer tokens allowed to GET /v1 and /metrics\n"
+      "                           (tokens of 16 characters or more; a --listen address\n"
+      "                           other than loopback needs both files)\n"
+      "  --insecure               listen on any address without tokens (anyone may\n"
+      "                           write and read)\n"
       "  --tls-cert F --tls-key F serve HTTPS\n"
       "  --web DIR                the dashboard's files: DIR/index.html and DIR/assets/\n"
       "                           (default: share/ripple/web beside the program's bin/)\n"
@@ -75,7 +85,11 @@ static void usage(FILE *f) {
       "  --log-level LEVEL        debug, info, warn, error (default info)\n");
 }
 
-/* One token per line; blank lines and lines starting with # are skipped. */
+static void free_tokens(char **t);
+
+/* One token per line, white space and CR around it trimmed; blank lines and
+ * lines starting with # are skipped. Every token has OPT_TOKEN_MIN
+ * characters or more. */
 static char **read_tokens(const char *path) {
   char *text = NULL;
   if (opt_file("ripple-server", path, &text) != RIPPLE_OK) return NULL;
@@ -84,7 +98,19 @@ static char **read_tokens(const char *path) {
   for (char *save = NULL, *line = strtok_r(text, "\r\n", &save); t && line;
        line = strtok_r(NULL, "\r\n", &save)) {
     while (*line == ' ' || *line == '\t') line++;
-    if (*line && *line != '#') t[n++] = strdup(line);
+    size_t len = strlen(line);
+    while (len && (line[len - 1] == ' ' || line[len - 1] == '\t')) line[--len] = '\0';
+    if (!*line || *line == '#') continue;
+    if (len < OPT_TOKEN_MIN) {
+      fprintf(stderr,
+              "ripple-server: %s: a token is %zu characters, shorter than %d: too easy to "
+              "guess\n",
+              path, len, OPT_TOKEN_MIN);
+      free(text);
+      free_tokens(t);
+      return NULL;
+    }
+    t[n++] = strdup(line);
   }
   free(text);
   if (t && n == 0) {
@@ -152,6 +178,7 @@ typedef struct options {
   char host[64];
   const char *web_dir; /* --web */
   int no_web;          /* --no-web */
+  int insecure;        /* --insecure */
   web_t *web;
 } options_t;
 
@@ -267,6 +294,21 @@ static int details_option(options_t *o, const char *a, const char *v) {
   return otlp_option(o, a, v);
 }
 
+/* A count (seconds 0) or a duration in whole seconds (seconds 1: "30s",
+ * "2m"; 0 only for --request-deadline, where it means none), into an
+ * unsigned for libmicrohttpd. */
+static int seconds_or_count(const char *v, int seconds, unsigned *out) {
+  unsigned long n;
+  int64_t ns;
+  if (!seconds) {
+    if (opt_ulong(v, 0, 1000000, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
+    return *out = (unsigned)n, RIPPLE_OK;
+  }
+  if (opt_duration(v, &ns) != RIPPLE_OK || ns < 0 || ns > 86400LL * 1000000000 || ns % 1000000000)
+    return RIPPLE_EINVAL;
+  return *out = (unsigned)(ns / 1000000000), RIPPLE_OK;
+}
+
 /* One option with its value (opt_cli_t.option). */
 static int parse_option(void *ud, const char *a, const char *v) {
   options_t *o = ud;
@@ -280,6 +322,11 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--max-body")) return opt_size(v, &ho->max_body);
   if (!strcmp(a, "--max-batch")) return opt_size(v, &c->limits.max_records);
   if (!strcmp(a, "--max-connections")) return opt_size(v, &ho->max_connections);
+  if (!strcmp(a, "--max-connections-per-ip"))
+    return seconds_or_count(v, 0, &ho->max_connections_per_ip);
+  if (!strcmp(a, "--max-body-in-flight")) return opt_size(v, &ho->max_body_in_flight);
+  if (!strcmp(a, "--idle-timeout")) return seconds_or_count(v, 1, &ho->idle_timeout_s);
+  if (!strcmp(a, "--request-deadline")) return seconds_or_count(v, 1, &ho->request_deadline_s);
   if (!strcmp(a, "--query-limit"))
     return opt_size(v, &c->query_limit) || !c->query_limit ? RIPPLE_EINVAL : RIPPLE_OK;
   if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level);
@@ -289,12 +336,50 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--tls-key")) return file_option(&o->key, v);
   if (!strcmp(a, "--web")) return o->web_dir = v, o->no_web = 0, RIPPLE_OK;
   if (!strcmp(a, "--no-web")) return o->web_dir = NULL, o->no_web = 1, RIPPLE_OK;
+  if (!strcmp(a, "--insecure")) return o->insecure = 1, RIPPLE_OK;
   return details_option(o, a, v);
+}
+
+/* Open by accident no more: an address other than loopback takes writer
+ * and reader tokens, or --insecure saying that anyone who reaches it may
+ * write and read. */
+static int check_open(const options_t *o) {
+  int loopback = !strncmp(o->host, "127.", 4);
+  if (loopback || o->insecure || (o->ho.writer_tokens && o->ho.reader_tokens)) return RIPPLE_OK;
+  fprintf(stderr,
+          "ripple-server: --listen %s is not loopback: give --writer-token-file and "
+          "--reader-token-file, or --insecure to let anyone who reaches it write and read\n",
+          o->host);
+  return RIPPLE_EINVAL;
+}
+
+/* The one line that says who may do what, at start; a warning when anyone
+ * who reaches a non-loopback address may write. */
+static void log_auth(const options_t *o) {
+  int w = o->ho.writer_tokens != NULL, r = o->ho.reader_tokens != NULL;
+  int loopback = !strncmp(o->host, "127.", 4);
+  ripple_log(!w && !loopback ? RIPPLE_LOG_WARN : RIPPLE_LOG_INFO, "auth",
+             "mode=%s writers=%s readers=%s listen=%s insecure=%s",
+             w && r   ? "tokens"
+             : w || r ? "partial"
+                      : "open",
+             w ? "token" : "open", r ? "token" : "open", o->host, o->insecure ? "yes" : "no");
+}
+
+/* A budget that cannot hold the largest body would refuse it for ever. */
+static int check_budget(const http_opts_t *ho) {
+  size_t need = ho->max_audit_body > ho->max_body ? ho->max_audit_body : ho->max_body;
+  if (!ho->max_body_in_flight || ho->max_body_in_flight >= need) return RIPPLE_OK;
+  fprintf(stderr,
+          "ripple-server: --max-body-in-flight %zu is smaller than the largest body allowed "
+          "(%zu, --max-body or --max-audit-body)\n",
+          ho->max_body_in_flight, need);
+  return RIPPLE_EINVAL;
 }
 
 /* RIPPLE_OK to go on and serve, or RIPPLE_ESTATE with the exit status. */
 static int parse_args(int argc, char **argv, options_t *o, int *status) {
-  static const char *const flags[] = {"--no-web", "--no-stalls", NULL};
+  static const char *const flags[] = {"--no-web", "--no-stalls", "--insecure", NULL};
   opt_cli_t cli = {
       .prog = "ripple-server", .flags = flags, .option = parse_option, .usage = usage, .ud = o};
   if (opt_parse(argc, argv, &cli, status) != RIPPLE_OK) return RIPPLE_ESTATE;
@@ -305,6 +390,10 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
   }
   if (!o->ec.client_cert != !o->ec.client_key) {
     fprintf(stderr, "ripple-server: --otlp-client-cert and --otlp-client-key go together\n");
+    *status = 2;
+    return RIPPLE_ESTATE;
+  }
+  if (check_open(o) != RIPPLE_OK || check_budget(&o->ho) != RIPPLE_OK) {
     *status = 2;
     return RIPPLE_ESTATE;
   }
@@ -391,7 +480,11 @@ int main(int argc, char **argv) {
                         .port = 7480,
                         .max_body = 16 << 20,
                         .max_audit_body = 64 << 20,
-                        .max_connections = 256},
+                        .max_connections = 256,
+                        .max_connections_per_ip = 64,
+                        .max_body_in_flight = 256u << 20,
+                        .idle_timeout_s = 15,
+                        .request_deadline_s = 30},
                  .ec = {.gzip = 1,
                         .batch = 1000,
                         .max_backlog = 1000000,
@@ -403,6 +496,7 @@ int main(int argc, char **argv) {
   int rc;
   if (parse_args(argc, argv, &o, &rc) == RIPPLE_OK) {
     ripple_log_setup("ripple-server", o.level, NULL, NULL);
+    log_auth(&o);
     /* Signals are taken by sigwait in serve(); every other thread blocks them. */
     sigset_t sigs;
     httpd_signals(&sigs);

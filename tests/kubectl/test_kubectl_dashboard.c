@@ -222,8 +222,8 @@ static void raw_with_token(const rig_t *r, const char *path) {
     long status;
   } t[] = {
       {{NULL, NULL}, RIPPLE_OK, 401},
-      {{"X-Ripple-Token: tok-3e8a5d", NULL}, RIPPLE_OK, 200},
-      {{"X-Ripple-Token: tok-3e8a5d\r\nX-Other: 1", NULL}, RIPPLE_EINVAL, 0},
+      {{"X-Ripple-Token: tok-3e8a5d-b27f40", NULL}, RIPPLE_OK, 200},
+      {{"X-Ripple-Token: tok-3e8a5d-b27f40\r\nX-Other: 1", NULL}, RIPPLE_EINVAL, 0},
       {{"no colon", NULL}, RIPPLE_EINVAL, 0},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -256,7 +256,7 @@ static void test_reader_token(void **state) {
   snprintf(tokens, sizeof tokens, "%s/readers", r->dir);
   FILE *f = fopen(tokens, "w");
   assert_non_null(f);
-  fputs("tok-3e8a5d\n", f);
+  fputs("tok-3e8a5d-b27f40\n", f);
   fclose(f);
   server_start(r, tokens);
   record(r); /* POSTs stay open: no writer tokens */
@@ -274,11 +274,11 @@ static void test_reader_token(void **state) {
   assert_non_null(strstr(out, "$RIPPLE_READER_TOKEN was refused"));
   assert_null(strstr(out, "tok-wrong"));
   raw_with_token(r, tokens);
-  setenv("RIPPLE_READER_TOKEN", "tok-3e8a5d", 1);
+  setenv("RIPPLE_READER_TOKEN", "tok-3e8a5d-b27f40", 1);
   out = run_status(args, 1, &st);
   if (st != 0 || !strstr(out, "Deployment demo/web  kubernetes-admin  update deployments"))
     fail_msg("with the token: status %d:\n%s", st, out);
-  assert_null(strstr(out, "tok-3e8a5d"));
+  assert_null(strstr(out, "tok-3e8a5d-b27f40"));
   unsetenv("RIPPLE_READER_TOKEN");
   rig_stop(r);
 }

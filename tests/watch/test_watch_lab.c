@@ -487,7 +487,7 @@ static void test_watch_agent_trace(void **state) {
   snprintf(token_file, sizeof token_file, "%s/token", l.dir);
   FILE *tf = fopen(token_file, "w");
   assert_non_null(tf);
-  fputs("  tok-watch-lab \n", tf); /* trimmed */
+  fputs("  tok-watch-lab-5e1f9a \r\n", tf); /* trimmed */
   fclose(tf);
   l.token_file = token_file;
   pid_t pid = agent_start_with(&l, url);
@@ -506,7 +506,7 @@ static void test_watch_agent_trace(void **state) {
   assert_int_equal(recv_invalid(rs), 0);
   char auth[128];
   recv_last_auth(rs, auth, sizeof auth);
-  assert_string_equal(auth, "Bearer tok-watch-lab");
+  assert_string_equal(auth, "Bearer tok-watch-lab-5e1f9a");
   recv_stop(rs);
   lab_teardown(&l);
 }

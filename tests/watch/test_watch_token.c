@@ -24,7 +24,7 @@
 #include "wh_lab.h"
 #include "wtrace.h"
 
-#define TOKEN "tok-watch-51c2"
+#define TOKEN "tok-watch-51c2-a9d4"
 
 static char dir[64];
 static whlab_proc_t server;

@@ -24,7 +24,7 @@
 #include "testutil.h"
 #include "wh_lab.h"
 
-#define TOKEN "tok-webhook-7f3a"
+#define TOKEN "tok-webhook-7f3a-c01b"
 
 static char dir[64];
 static whlab_proc_t server, webhook;
@@ -82,6 +82,8 @@ static int teardown(void **state) {
 static void test_bad_files(void **state) {
   (void)state;
   const char *empty = put("empty", "\n"), *blank = put("blank", "  \n" TOKEN "\n");
+  char shortc[128];
+  snprintf(shortc, sizeof shortc, "%s", put("short", " tok-7f3a \r\n"));
   const char *tok = test_path(dir, "token"), *absent = test_path(dir, "absent");
   char tokc[128], emptyc[128], blankc[128], absentc[128];
   snprintf(tokc, sizeof tokc, "%s", tok);
@@ -101,6 +103,10 @@ static void test_bad_files(void **state) {
       {{"--no-informers", "--trace-server", "http://127.0.0.1:9", "--trace-server-token-file",
         blankc, NULL},
        "holds no token"},
+      /* A placeholder or a typo, not a secret (issue 27). */
+      {{"--no-informers", "--trace-server", "http://127.0.0.1:9", "--trace-server-token-file",
+        shortc, NULL},
+       "shorter than 16"},
       {{"--no-informers", "--trace-server", "https://127.0.0.1:9", "--trace-server-ca", absentc,
         NULL},
        "cannot read it"},

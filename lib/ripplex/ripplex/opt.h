@@ -30,10 +30,14 @@ int opt_duration(const char *v, int64_t *ns);
 /* A whole file (a certificate, a key, a token list); on failure prints
  * "PROG: cannot read PATH: REASON" and returns RIPPLE_ESYS. */
 int opt_file(const char *prog, const char *path, char **out);
+/* Bearer tokens are at least this long: a shorter one is a placeholder or a
+ * typo, and guessable (`ripple certs` makes 64 hex digits). */
+#define OPT_TOKEN_MIN 16
 /* A bearer token from a file (a mounted Secret's key): its first line,
- * whitespace trimmed, into *out (free it). Unreadable: RIPPLE_ESYS; an empty
- * first line: RIPPLE_EINVAL; each prints "PROG: OPTION PATH: REASON". The
- * token itself is never printed. */
+ * white space and CR trimmed, into *out (free it). Unreadable: RIPPLE_ESYS;
+ * an empty first line or a token shorter than OPT_TOKEN_MIN: RIPPLE_EINVAL;
+ * each prints "PROG: OPTION PATH: REASON". The token itself is never
+ * printed. */
 int opt_token_file(const char *prog, const char *option, const char *path, char **out);
 /* A CA bundle a client is to trust (libcurl reads it again later): readable
  * and holding a PEM certificate, else RIPPLE_EINVAL after printing

@@ -134,22 +134,26 @@ static void put(const char *path, const char *text) {
   fclose(f);
 }
 
-/* The first line, trimmed; an empty first line or no file is an error. */
+/* The first line, trimmed (white space, CR); an empty first line, a token
+ * shorter than OPT_TOKEN_MIN or no file is an error. */
 static void test_opt_token_file(void **state) {
   (void)state;
   char dir[] = "/tmp/ripplex-test-XXXXXX";
   assert_non_null(mkdtemp(dir));
   const char *p = test_path(dir, "token");
-  static const char *const good[] = {"s3cret", "s3cret\n", "  s3cret \t\r\nsecond line\n",
-                                     "\ts3cret"};
+#define TOK "s3cret-0123456789"
+  static const char *const good[] = {TOK, TOK "\n", "  " TOK " \t\r\nsecond line\n", "\t" TOK,
+                                     TOK "\r\n"};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     put(p, good[i]);
     char *tok = NULL;
     assert_int_equal(opt_token_file("test", "--token-file", p, &tok), RIPPLE_OK);
-    assert_string_equal(tok, "s3cret");
+    assert_string_equal(tok, TOK);
     free(tok);
   }
-  static const char *const empty[] = {"", "\n", "   \r\n", " \ns3cret\n"};
+  static const char *const empty[] = {"", "\n", "   \r\n", " \n" TOK "\n",
+                                      /* 15 characters: too short to be a secret */
+                                      "s3cret-01234567\n", "  s3cret \r\n"};
   for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
     put(p, empty[i]);
     char *tok = NULL;

@@ -419,6 +419,11 @@ static void check_x_ripple_token(const rig_t *r) {
       {{"Authorization: Bearer k8s-token", "X-Ripple-Token: r-secret", NULL}, 200},
       {{"Authorization: Bearer r-secret", "X-Ripple-Token: nope", NULL}, 200},
       {{"Authorization: Bearer nope", "X-Ripple-Token: nope", NULL}, 401},
+      /* The scheme's name in any case (RFC 9110, 11.1); the token exactly. */
+      {{"Authorization: bearer r-secret", NULL}, 200},
+      {{"Authorization: BEARER r-secret", NULL}, 200},
+      {{"Authorization: Bearer R-SECRET", NULL}, 401},
+      {{"Authorization: Basic r-secret", NULL}, 401},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     long got = send_with(get_url, NULL, t[i].h);
