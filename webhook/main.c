@@ -49,6 +49,10 @@ static void usage(FILE *f) {
           "                            (repeatable; every ServiceAccount already is one)\n"
           "  --root-user PAT           a person after all: its writes start traces, e.g. a CI\n"
           "                            system's ServiceAccount (repeatable)\n"
+          "  --owner-kind GROUP/KIND   a custom resource followed as a controlling owner (its\n"
+          "                            informer started when first met), e.g.\n"
+          "                            lab.ripple.dev/RippleApp (repeatable; built in: the\n"
+          "                            workload kinds, docs/webhook.md \"Owner kinds\")\n"
           "  --max-ancestors N         ancestors per context (default 10, at most 32)\n"
           "  --deployment-status-ctx   let deployments/status writes change the context (costs\n"
           "                            a ReplicaSet write each: see docs/webhook.md)\n"
@@ -81,6 +85,7 @@ typedef struct options {
   int no_informers;
   char *exclude; /* the list's copy, cut at commas */
   wh_users_t users;
+  wh_owner_kinds_t owner_kinds; /* --owner-kind */
   wh_opts_t wo;
   size_t max_body;
   ripple_log_level_t level;
@@ -150,6 +155,7 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--namespace-exclude")) return parse_exclude(v, o);
   if (!strcmp(a, "--controller-user")) return wh_users_add(&o->users, v);
   if (!strcmp(a, "--root-user")) return wh_users_add_root(&o->users, v);
+  if (!strcmp(a, "--owner-kind")) return wh_owner_kinds_add(&o->owner_kinds, v);
   if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level);
   if (!strcmp(a, "--max-ancestors")) {
     if (opt_ulong(v, 0, RIPPLE_ANC_MAX, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
@@ -387,6 +393,7 @@ static int serve(options_t *o, const sigset_t *sigs) {
     o->wo.sink = ripple_shipper_sink(r.shipper);
   }
   o->wo.users = &o->users;
+  o->wo.owner_kinds = &o->owner_kinds;
   o->wo.text_lookup = r.cache ? wh_cache_text_lookup(r.cache) : (wh_text_lookup_t){0};
   o->wo.log_requests = o->level == RIPPLE_LOG_DEBUG;
   if (wh_new(&o->wo, &r.engine) != RIPPLE_OK) goto done;

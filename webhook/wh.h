@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "metrics.h"
+#include "owners.h"
 #include "ripple/ripple.h"
 #include "ripple/rules.h"
 #include "ripplex/sbuf.h"
@@ -70,6 +71,9 @@ typedef struct wh_opts {
   wh_text_lookup_t text_lookup; /* related objects; all NULL: none */
   const ripple_rules_t *rules;  /* NULL: the built-in rules */
   const wh_users_t *users;      /* extra controller patterns; may be NULL */
+  /* --owner-kind: custom resources followed as owners (owners.h); NULL: the
+   * built-in kinds only. Borrowed. */
+  const wh_owner_kinds_t *owner_kinds;
   /* For tests: a clock (ns since the epoch) and a random source for the tracer. */
   int64_t (*clock_ns)(void *ud);
   int (*random)(void *ud, void *buf, size_t len);
