@@ -43,7 +43,9 @@ int httpd_start(const httpd_opts_t *o, struct MHD_Daemon **out, uint16_t *port, 
       MHD_OPTION_CONNECTION_LIMIT, o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_s,
       MHD_OPTION_NOTIFY_COMPLETED, o->on_completed, o->cls, MHD_OPTION_NOTIFY_CONNECTION, conn,
       o->cls, o->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, o->tls_cert,
-      MHD_OPTION_HTTPS_MEM_KEY, o->tls_key, MHD_OPTION_END);
+      MHD_OPTION_HTTPS_MEM_KEY, o->tls_key,
+      o->tls_cert && o->tls_trust ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, o->tls_trust,
+      MHD_OPTION_END);
   if (!d) {
     snprintf(err, errcap, "cannot listen on %s:%u (in use, not allowed, or a bad certificate?)",
              o->host, o->port);
