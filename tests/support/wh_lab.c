@@ -138,7 +138,10 @@ void whlab_start(whlab_t *l) {
   for (size_t i = 0, n = 5; i < 8 && l->server_args[i]; i++) sargv[n++] = (char *)l->server_args[i];
   whlab_spawn(&l->server, sargv);
   snprintf(l->trace, sizeof l->trace, "http://127.0.0.1:%u", l->server.port);
-  char *wargv[24] = {(char *)wh_bin,
+  /* The lab's test operator's RippleApp owns what it makes (lab/operator):
+   * a kind the webhook follows only when told (docs/webhook.md, "Owner
+   * kinds"). */
+  char *wargv[32] = {(char *)wh_bin,
                      "--listen",
                      "127.0.0.1:0",
                      "--tls-cert",
@@ -148,9 +151,18 @@ void whlab_start(whlab_t *l) {
                      "--kubeconfig",
                      getenv("KUBECONFIG"),
                      "--trace-server",
-                     l->trace};
-  for (size_t i = 0, n = 11; i < 8 && l->webhook_args[i]; i++)
-    wargv[n++] = (char *)l->webhook_args[i];
+                     l->trace,
+                     "--owner-kind",
+                     "lab.ripple.dev/RippleApp"};
+  size_t n = 13;
+  /* Only the lab's API servers may POST /mutate (lab/apiserver.sh gives them
+   * a client certificate of this CA), as the chart runs it. */
+  const char *client_ca = getenv("RIPPLE_LAB_WEBHOOK_CLIENT_CA");
+  if (client_ca && !l->no_client_ca && access(client_ca, R_OK) == 0) {
+    wargv[n++] = "--client-ca";
+    wargv[n++] = (char *)client_ca;
+  }
+  for (size_t i = 0; i < 8 && l->webhook_args[i]; i++) wargv[n++] = (char *)l->webhook_args[i];
   if (l->replicas > 1) {
     whlab_replicas_start(l, wargv);
     return;
