@@ -141,7 +141,6 @@ static void test_guard_endpoints_one_hung(void **state) {
   (void)state;
   whlab_begin_cluster(&lab, "ripple-guard-eps");
   lab.replicas = REPLICAS;
-  lab.no_client_ca = 1; /* the guard's probe has no client certificate (yet) */
   whlab_start(&lab);
   whlab_register(&lab, "ripple-guard-eps");
   start_guard();

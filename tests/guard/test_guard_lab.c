@@ -204,7 +204,6 @@ static int webhook_called(void *ud) {
 static void test_guard_fresh_install_ca_bundle(void **state) {
   (void)state;
   whlab_begin_cluster(&lab, "ripple-guard-ca");
-  lab.no_client_ca = 1; /* the guard's probe has no client certificate (yet) */
   whlab_start(&lab);
   char bundle[300], name[64], sfx[8];
   snprintf(bundle, sizeof bundle, "%s/ca.crt", lab.dir);
@@ -274,7 +273,6 @@ static int guard_restored_only(void *ud) {
 static void test_guard_fresh_install_with_ca(void **state) {
   (void)state;
   whlab_begin_cluster(&lab, "ripple-guard-on");
-  lab.no_client_ca = 1; /* the guard's probe has no client certificate (yet) */
   whlab_start(&lab);
   char name[64], sfx[8];
   lab_suffix(sfx, 6);

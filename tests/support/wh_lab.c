@@ -158,7 +158,7 @@ void whlab_start(whlab_t *l) {
   /* Only the lab's API servers may POST /mutate (lab/apiserver.sh gives them
    * a client certificate of this CA), as the chart runs it. */
   const char *client_ca = getenv("RIPPLE_LAB_WEBHOOK_CLIENT_CA");
-  if (client_ca && !l->no_client_ca && access(client_ca, R_OK) == 0) {
+  if (client_ca && access(client_ca, R_OK) == 0) {
     wargv[n++] = "--client-ca";
     wargv[n++] = (char *)client_ca;
   }

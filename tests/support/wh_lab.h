@@ -41,10 +41,6 @@ typedef struct whlab {
   /* Replicas without --decider-lease: each decides from its own memory, as
    * before issue 25 (to show what the decider prevents). */
   int no_decider;
-  /* Without --client-ca although the lab gives the API servers a client
-   * certificate ($RIPPLE_LAB_WEBHOOK_CLIENT_CA): for clients that have none
-   * (ripple guard's probe). */
-  int no_client_ca;
   whlab_proc_t webhooks[WHLAB_REPLICAS_MAX]; /* the replicas (pid -1 when stopped) */
   int unready[WHLAB_REPLICAS_MAX];           /* running but out of the Service */
   whlab_proc_t lb;                           /* lbproxy */
