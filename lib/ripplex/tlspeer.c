@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ripple/ripple.h"
+#include "ripplex/clock.h"
 #include "ripplex/tlspeer.h"
 
 /* Whether the certificate's subject CN or one of its DNS names is in names. */
@@ -57,6 +58,37 @@ static int verified(gnutls_session_t s, char *why, size_t cap) {
   return 0;
 }
 
+/* The last chain this thread verified: a connection's requests come one
+ * after another on its thread (libmicrohttpd's thread per connection), and
+ * a chain's signatures need checking once per connection, not per request
+ * (about 90 us each with an RSA CA). Kept for the same session showing the
+ * same leaf certificate, for at most TLSPEER_CACHE_NS (expiry still
+ * bites). */
+#define TLSPEER_CACHE_NS (60 * 1000000000LL)
+#define TLSPEER_CACHE_DER 4096
+static _Thread_local struct {
+  gnutls_session_t s;
+  unsigned char der[TLSPEER_CACHE_DER];
+  unsigned len;
+  int64_t at;
+  int named; /* its names matched --client-name (the same list each call) */
+} last;
+
+static int verified_cached(gnutls_session_t s, const gnutls_datum_t *leaf, char *why, size_t cap) {
+  int64_t now = mono_ns();
+  if (last.s == s && last.len && last.len == leaf->size &&
+      !memcmp(last.der, leaf->data, leaf->size) && now - last.at < TLSPEER_CACHE_NS)
+    return 1;
+  last.len = 0;
+  last.named = 0;
+  if (!verified(s, why, cap)) return 0;
+  if (leaf->size <= sizeof last.der) {
+    memcpy(last.der, leaf->data, leaf->size);
+    last.len = leaf->size, last.s = s, last.at = now;
+  }
+  return 1;
+}
+
 int tlspeer_check(struct MHD_Connection *c, const char *const *names, size_t nnames, char *why,
                   size_t cap) {
   const union MHD_ConnectionInfo *ci =
@@ -68,8 +100,8 @@ int tlspeer_check(struct MHD_Connection *c, const char *const *names, size_t nna
     snprintf(why, cap, "a client certificate is needed");
     return RIPPLE_ENOENT;
   }
-  if (!verified(s, why, cap)) return RIPPLE_EINVAL;
-  if (!nnames) return RIPPLE_OK;
+  if (!verified_cached(s, &chain[0], why, cap)) return RIPPLE_EINVAL;
+  if (!nnames || (last.named && last.s == s && last.len)) return RIPPLE_OK;
   gnutls_x509_crt_t crt;
   if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS) {
     snprintf(why, cap, "out of memory");
@@ -79,7 +111,10 @@ int tlspeer_check(struct MHD_Connection *c, const char *const *names, size_t nna
   int ok = gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) == GNUTLS_E_SUCCESS &&
            named(crt, names, nnames, cn, sizeof cn);
   gnutls_x509_crt_deinit(crt);
-  if (ok) return RIPPLE_OK;
+  if (ok) {
+    last.named = last.s == s && last.len; /* cached with its chain */
+    return RIPPLE_OK;
+  }
   snprintf(why, cap, "client certificate (CN '%.64s') is not for a name of --client-name", cn);
   return RIPPLE_EINVAL;
 }
