@@ -137,7 +137,9 @@ static int refused(wh_http_t *h, struct MHD_Connection *c, enum MHD_Result *rc) 
   int st = tlspeer_check(c, h->o.client_names, h->o.nclient_names, why, sizeof why);
   if (st == RIPPLE_OK) return 0;
   atomic_fetch_add(&wh_metrics(h->o.engine)->unauthenticated, 1);
-  RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "mutate_refused", "reason=%s hint=%s", why,
+  char q[320]; /* why may hold a client's CN: quoted, it cannot forge a log line */
+  ripple_log_quote(why, q, sizeof q);
+  RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "mutate_refused", "reason=%s hint=%s", q,
                   "only kube-apiserver (--client-ca) and the other replicas may POST /mutate");
   *rc = send_error(c, st == RIPPLE_ENOENT ? 401 : 403, why);
   return 1;
