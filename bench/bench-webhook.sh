@@ -172,8 +172,12 @@ decider_wait() {
   return 1
 }
 
+# As the chart runs it: only the API servers may call /mutate (their client
+# certificate, lab/apiserver.sh), so the cost of checking it is in the figures.
+auth_args=()
+[[ -z ${RIPPLE_LAB_WEBHOOK_CLIENT_CA:-} ]] || auth_args=(--client-ca "$RIPPLE_LAB_WEBHOOK_CLIENT_CA")
 wh_args=(--listen 127.0.0.1:0 --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" --tls-key "$RIPPLE_LAB_WEBHOOK_KEY"
-  --trace-server "http://127.0.0.1:$server_port")
+  --trace-server "http://127.0.0.1:$server_port" ${auth_args[@]+"${auth_args[@]}"})
 if ((replicas > 1)); then
   make_ns "wlb-$$-decider"
   wh_args+=(--decider-lease "wlb-$$-decider/ripple-decider" --peer-address 127.0.0.1
@@ -201,7 +205,8 @@ if ((null)); then
   excl=ripple-system
   for i in $(seq "$runs"); do excl+=",wlb-$$-$i-null"; done
   spawn null null_ports --listen 127.0.0.1:0 --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" \
-    --tls-key "$RIPPLE_LAB_WEBHOOK_KEY" --no-informers --namespace-exclude "$excl"
+    --tls-key "$RIPPLE_LAB_WEBHOOK_KEY" --no-informers --namespace-exclude "$excl" \
+    ${auth_args[@]+"${auth_args[@]}"}
   if ((replicas > 1)); then
     balance "$work/lbproxy-null.log" "${null_ports[@]}"
     null_port=$lb_port

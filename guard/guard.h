@@ -181,6 +181,11 @@ typedef struct guard_probe_job {
 /* The jobs' dry AdmissionReviews POSTed at once, each within timeout_ms:
  * one slow endpoint does not hold up the others' verdicts. */
 void guard_probe_run(guard_probe_job_t *jobs, size_t n, uint32_t timeout_ms);
+/* --client-cert, --client-key: the probes present this certificate, as
+ * kube-apiserver does to a webhook that takes /mutate only from clients of
+ * its CA (ripple-webhook --client-ca). Set once before the first probe; the
+ * paths are borrowed for the process's life. NULL: none. */
+void guard_probe_client(const char *cert_file, const char *key_file);
 /* One dry AdmissionReview POSTed to t within timeout_ms: RIPPLE_OK when the
  * answer is one; otherwise why says what happened (timeout, refused, HTTP
  * status, not an AdmissionReview). */

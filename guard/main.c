@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "loop.h"
 #include "ripplex/httpd.h"
@@ -39,6 +40,9 @@ static void usage(FILE *f) {
           "  --ca-bundle F           keep every webhook's caBundle equal to this PEM file (the\n"
           "                          webhook's CA; re-read every --resync) and probe with it;\n"
           "                          the condition comes off only once the caBundle is set\n"
+          "  --client-cert F --client-key F  the probes' client certificate and key (PEM),\n"
+          "                          for a webhook that takes /mutate only from clients of\n"
+          "                          its CA (ripple-webhook --client-ca)\n"
           "  --interval MS           between probes (default 250)\n"
           "  --probe-timeout MS      a probe's whole time, connect to answer (default 250)\n"
           "  --fail-after N          consecutive failures that disable (default 2)\n"
@@ -58,6 +62,7 @@ typedef struct options {
   uint16_t port;
   const char *kubeconfig, *context;
   char *ca;
+  const char *client_cert, *client_key; /* --client-cert, --client-key */
   ripple_log_level_t level;
   guard_eps_t endpoints; /* --endpoints */
 } options_t;
@@ -108,6 +113,16 @@ static int parse_option(void *ud, const char *a, const char *v) {
     o->ca = NULL;
     return opt_file("ripple-guard", v, &o->ca);
   }
+  if (!strcmp(a, "--client-cert"))
+    return opt_ca_file("ripple-guard", a, v) == RIPPLE_OK ? (o->client_cert = v, RIPPLE_OK)
+                                                          : RIPPLE_EINVAL;
+  if (!strcmp(a, "--client-key")) {
+    if (access(v, R_OK) != 0) {
+      fprintf(stderr, "ripple-guard: %s %s: cannot read it\n", a, v);
+      return RIPPLE_EINVAL;
+    }
+    return o->client_key = v, RIPPLE_OK;
+  }
   if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level);
   if (!strcmp(a, "--interval")) return u32_option(v, 10, 600000, &o->g.interval_ms);
   if (!strcmp(a, "--probe-timeout")) return u32_option(v, 10, 60000, &o->g.probe_timeout_ms);
@@ -138,8 +153,13 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
             "--ca-bundle's CA)\n");
     return RIPPLE_ESTATE;
   }
+  if (!o->client_cert != !o->client_key) {
+    fprintf(stderr, "ripple-guard: --client-cert and --client-key go together\n");
+    return RIPPLE_ESTATE;
+  }
   if (!endpoints_loopback(o)) return RIPPLE_ESTATE;
   o->g.ca = o->ca;
+  guard_probe_client(o->client_cert, o->client_key);
   return RIPPLE_OK;
 }
 

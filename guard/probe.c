@@ -25,6 +25,13 @@ static size_t sink(char *p, size_t sz, size_t n, void *ud) {
   return sz * n;
 }
 
+static const char *client_cert, *client_key; /* guard_probe_client */
+
+void guard_probe_client(const char *cert_file, const char *key_file) {
+  client_cert = cert_file;
+  client_key = key_file;
+}
+
 static void set_opts(CURL *c, const guard_target_t *t, uint32_t timeout_ms, const sbuf_t *req,
                      struct curl_slist *hdrs, sbuf_t *ans) {
   curl_easy_setopt(c, CURLOPT_URL, t->url);
@@ -43,6 +50,10 @@ static void set_opts(CURL *c, const guard_target_t *t, uint32_t timeout_ms, cons
   if (t->ca) {
     struct curl_blob blob = {.data = t->ca, .len = t->ca_len, .flags = CURL_BLOB_COPY};
     curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+  }
+  if (client_cert) {
+    curl_easy_setopt(c, CURLOPT_SSLCERT, client_cert);
+    curl_easy_setopt(c, CURLOPT_SSLKEY, client_key);
   }
 }
 

@@ -48,6 +48,51 @@ apiserver_audit_args() {
   fi
 }
 
+# apiserver_admission_args: the admission configuration of both API servers into
+# ADMISSION_ARGS. kube-apiserver authenticates to every admission webhook with a
+# client certificate (user "*" of the webhooks' kubeconfig: any webhook, by URL or
+# Service), signed by a CA of its own (webhook-client-ca, not the cluster's: a
+# webhook that trusts it trusts API servers only, not every client of the
+# cluster). ripple-webhook's --client-ca takes it ($RIPPLE_LAB_WEBHOOK_CLIENT_CA
+# in `lab/lab env`); webhooks that ask for no certificate are not affected. Made
+# on first use, so that a lab made before has it after its next restart.
+apiserver_admission_args() {
+  local dir=$LAB_DIR/admission
+  if [[ ! -f $PKI/apiserver-webhook-client.crt ]]; then
+    ossl req -x509 -new -nodes -newkey rsa:2048 -keyout "$PKI/webhook-client-ca.key" \
+      -out "$PKI/webhook-client-ca.crt" -days 3650 -sha256 -subj "/CN=ripple-lab-webhook-client-ca" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+    CA=webhook-client-ca cert apiserver-webhook-client "/CN=kube-apiserver" clientAuth
+    chmod 600 "$PKI"/*.key
+  fi
+  mkdir -p "$dir"
+  cat >"$dir/webhooks.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+users:
+- name: "*"
+  user:
+    client-certificate: $PKI/apiserver-webhook-client.crt
+    client-key: $PKI/apiserver-webhook-client.key
+EOF
+  cat >"$dir/config.yaml" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: MutatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $dir/webhooks.kubeconfig
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $dir/webhooks.kubeconfig
+EOF
+  ADMISSION_ARGS=(--admission-control-config-file="$dir/config.yaml")
+}
+
 # start_apiserver N: start API server N and wait until it is ready.
 #
 # Both get the same flags but the port, the cert dir and the audit log: the same
@@ -67,6 +112,7 @@ start_apiserver() {
   name=$(apiserver_component "$n")
   [[ $n == 2 ]] && certs=$LAB_DIR/apiserver2-certs
   apiserver_audit_args "$n"
+  apiserver_admission_args
   start "$name" \
     --etcd-servers="http://127.0.0.1:$LAB_ETCD_CLIENT_PORT" \
     --advertise-address=127.0.0.1 --bind-address=127.0.0.1 --secure-port="$port" \
@@ -85,7 +131,7 @@ start_apiserver() {
     --enable-admission-plugins=NodeRestriction \
     --kubelet-preferred-address-types=InternalIP \
     --cert-dir="$certs" \
-    --v=1 ${AUDIT_ARGS[@]+"${AUDIT_ARGS[@]}"} ${APISERVER_ARGS[@]+"${APISERVER_ARGS[@]}"}
+    --v=1 "${ADMISSION_ARGS[@]}" ${AUDIT_ARGS[@]+"${AUDIT_ARGS[@]}"} ${APISERVER_ARGS[@]+"${APISERVER_ARGS[@]}"}
   wait_for "$name /readyz" "$name" https_ok "https://127.0.0.1:$port/readyz"
 }
 

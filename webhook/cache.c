@@ -10,8 +10,9 @@
  * The kinds the relation rules read are watched from the start, and
  * Endpoints, whose delete the webhook writes itself when their Service goes
  * (deletes.c: the API server deletes them without admission). Any other
- * kind is watched from the first time the engine meets it as a controlling
- * owner (an operator's custom resource): the engine's want() only queues the
+ * kind that owns (owners.h: ReplicationController, the custom resources of
+ * --owner-kind; the engine counts and drops any other) is watched from the
+ * first time the engine meets it as a controlling owner: want() only queues the
  * kind, and a thread of this file resolves it through discovery and starts
  * its informer, so no admission ever waits on the API server. Until then the
  * engine's memory of recent writes stands in. Secrets are never watched:

@@ -9,9 +9,25 @@
  * service is the writer, which changes from request to request.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "emit.h"
 #include "ripplex/rnd.h"
+
+/* A copy of s of at most WH_ATTR_MAX bytes in buf: a longer one is cut at a
+ * UTF-8 character's start and ends in "...", so a reader sees it was cut.
+ * Returns s itself when it fits (or is NULL); *cut is set when it did not. */
+static const char *bounded(const char *s, char buf[WH_ATTR_MAX + 1], int *cut) {
+  if (!s) return s;
+  size_t n = strnlen(s, WH_ATTR_MAX + 1);
+  if (n <= WH_ATTR_MAX) return s;
+  n = WH_ATTR_MAX - 3;
+  while (n && ((unsigned char)s[n] & 0xC0) == 0x80) n--; /* not inside a character */
+  memcpy(buf, s, n);
+  memcpy(buf + n, "...", 4);
+  *cut = 1;
+  return buf;
+}
 
 static _Thread_local const char *tl_component;
 static _Thread_local int tl_quiet;
@@ -26,6 +42,19 @@ void wh_sink_mergelog(void *ud, const ripple_mergelog_t *ml) {
   if (tl_quiet || !w->down.mergelog) return;
   ripple_mergelog_t copy = *ml;
   if (tl_component) copy.component = tl_component;
+  /* The trace server refuses a whole batch over one long string. */
+  static _Thread_local char b[4][WH_ATTR_MAX + 1];
+  int cut = 0;
+  ripple_objref_t obj;
+  copy.component = bounded(copy.component, b[0], &cut);
+  if (ml->object) {
+    obj = *ml->object;
+    obj.kind = bounded(obj.kind, b[1], &cut);
+    obj.namespace_ = bounded(obj.namespace_, b[2], &cut);
+    obj.name = bounded(obj.name, b[3], &cut);
+    copy.object = &obj;
+  }
+  if (cut) atomic_fetch_add(&w->m.truncated, 1);
   w->down.mergelog(w->down.ud, &copy);
 }
 
@@ -56,12 +85,23 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
   if (!w->down.span) return;
   char name[192], last[RIPPLE_CPID_STRLEN + 1] = "";
   span_name(r, name, sizeof name);
-  ripple_attr_t attrs[12] = {
-      {"kind", d->kind},          {"namespace", r->ns}, {"name", r->name},         {"uid", d->uid},
-      {"resourceVersion", d->rv}, {"user", r->user},    {"operation", r->op_name},
+  /* Every string that came in the request is bounded (bounded()): the
+   * trace server refuses a whole batch, other writes' spans included, over
+   * one string past its limit. */
+  static _Thread_local char b[5][WH_ATTR_MAX + 1];
+  int cut = 0;
+  ripple_attr_t attrs[13] = {
+      {"kind", d->kind},
+      {"namespace", bounded(r->ns, b[0], &cut)},
+      {"name", bounded(r->name, b[1], &cut)},
+      {"uid", d->uid},
+      {"resourceVersion", d->rv},
+      {"user", bounded(r->user, b[2], &cut)},
+      {"operation", bounded(r->op_name, b[3], &cut)},
   };
   size_t nattrs = 7;
-  if (*r->subresource) attrs[nattrs++] = (ripple_attr_t){"subresource", r->subresource};
+  if (*r->subresource)
+    attrs[nattrs++] = (ripple_attr_t){"subresource", bounded(r->subresource, b[4], &cut)};
   if (d->has_last) {
     ripple_cpid_format(&d->last, last);
     attrs[nattrs++] = (ripple_attr_t){"lastCpid", last};
@@ -69,6 +109,10 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
   if (d->spontaneous) attrs[nattrs++] = (ripple_attr_t){"spontaneous", "true"};
   if (d->cause_unknown) attrs[nattrs++] = (ripple_attr_t){"causeUnknown", "true"};
   if (*d->owner) attrs[nattrs++] = (ripple_attr_t){"owner", d->owner};
+  if (cut) {
+    attrs[nattrs++] = (ripple_attr_t){"truncated", "true"};
+    atomic_fetch_add(&w->m.truncated, 1);
+  }
   ripple_span_rec_t sp = {
       d->ctx.cpid, d->span_id ? d->span_id : wh_span_id(w), d->parent_id, d->service, name,
       d->start_ns, end < d->start_ns ? d->start_ns : end,   attrs,        nattrs};

@@ -13,6 +13,13 @@
 
 #include "core.h"
 
+/* The longest string the webhook puts in a span's attribute or a mergelog's
+ * object, in bytes: well under the trace server's limit on any string
+ * (4096, server/ingest/decode.h), which refuses a whole batch for one. A
+ * longer one (a user name, a forged review's name) is cut, ends in "...",
+ * and the span carries truncated: "true". */
+#define WH_ATTR_MAX 1024
+
 /* The span of one admitted write, ending at end. */
 void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t end);
 /* A fresh span id (never 0), from the options' random source when given. */

@@ -10,8 +10,10 @@
  * Pod.
  */
 #include "forward.h"
+#include "handover.h"
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,8 @@
 struct wh_fwd {
   wh_fwd_opts_t o;
   char *ca_file, *tls_name;
-  pthread_key_t key; /* the thread's CURL handle */
+  char token_line[sizeof WH_PEER_HEADER + WH_PEER_TOKEN_LEN + 2]; /* "X-Ripple-Peer: ..." */
+  pthread_key_t key;                                              /* the thread's CURL handle */
   pthread_mutex_t mu;
   char failed[128];    /* the peer that failed last */
   int64_t retry_at_ns; /* ... and when it may be asked again (mono_ns) */
@@ -40,6 +43,14 @@ int wh_fwd_new(const wh_fwd_opts_t *o, wh_fwd_t **out) {
   if (!f->o.timeout_ms) f->o.timeout_ms = 300;
   if (!f->o.backoff_ms) f->o.backoff_ms = 1000;
   if (!f->o.max_answer) f->o.max_answer = 4u << 20;
+  f->o.peer_token = NULL; /* only its header line is kept */
+  if (o->peer_token) {
+    if (strlen(o->peer_token) != WH_PEER_TOKEN_LEN) {
+      free(f);
+      return RIPPLE_EINVAL;
+    }
+    snprintf(f->token_line, sizeof f->token_line, "%s: %s", WH_PEER_HEADER, o->peer_token);
+  }
   if ((o->ca_file && !(f->ca_file = strdup(o->ca_file))) ||
       (o->tls_name && !(f->tls_name = strdup(o->tls_name)))) {
     free(f->ca_file);
@@ -59,6 +70,7 @@ int wh_fwd_new(const wh_fwd_opts_t *o, wh_fwd_t **out) {
 
 void wh_fwd_free(wh_fwd_t *f) {
   if (!f) return;
+  OPENSSL_cleanse(f->token_line, sizeof f->token_line);
   /* Other threads' handles are freed as their threads end; this one's now. */
   CURL *h = pthread_getspecific(f->key);
   if (h) {
@@ -169,6 +181,7 @@ static long post(wh_fwd_t *f, CURL *h, const char *host, unsigned port, const ch
                  size_t len, sink_t *s) {
   struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
   hdrs = curl_slist_append(hdrs, WH_FWD_HEADER ": 1");
+  if (*f->token_line) hdrs = curl_slist_append(hdrs, f->token_line);
   long status = request(f, h, host, port, "/mutate", hdrs, body, len, s);
   curl_slist_free_all(hdrs);
   return status;

@@ -32,6 +32,10 @@ typedef struct wh_fwd_opts {
   uint32_t timeout_ms;  /* a whole forward; default 300 */
   uint32_t backoff_ms;  /* after a failure, that peer is not asked for this long; default 1000 */
   size_t max_answer;    /* largest answer taken; default 4 MiB */
+  /* The replicas' token (handover.h), sent with every forward so that a
+   * decider that takes /mutate only from clients of --client-ca takes it
+   * from a replica too; NULL: none (plain HTTP). Copied. */
+  const char *peer_token;
 } wh_fwd_opts_t;
 
 typedef struct wh_fwd wh_fwd_t;

@@ -16,7 +16,9 @@
 #include "core.h"
 #include "handover.h"
 #include "ripplex/httpd.h"
+#include "ripplex/logonce.h"
 #include "ripplex/sbuf.h"
+#include "ripplex/tlspeer.h"
 
 struct wh_http {
   struct MHD_Daemon *d;
@@ -76,8 +78,32 @@ static enum MHD_Result handle_memo(wh_http_t *h, struct MHD_Connection *c) {
   return r;
 }
 
+static enum MHD_Result handle_metrics(wh_http_t *h, struct MHD_Connection *c) {
+  wh_gauges_t g;
+  memset(&g, 0, sizeof g);
+  if (h->o.gauges) h->o.gauges(h->o.ud, &g);
+  sbuf_t b;
+  sbuf_init(&b);
+  wh_metrics_write(wh_metrics(h->o.engine), &g, &b);
+  enum MHD_Result rc = b.oom ? send_error(c, 500, "out of memory")
+                             : httpd_send(c, 200, "text/plain; version=0.0.4", b.p, b.len);
+  sbuf_free(&b);
+  return rc;
+}
+
+/* --metrics-listen's listener: /metrics and /healthz, nothing of the rest. */
+static enum MHD_Result route_metrics(wh_http_t *h, struct MHD_Connection *c, const char *url,
+                                     const char *method) {
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+    return send_error(c, 405, "GET /metrics or /healthz");
+  if (!strcmp(url, "/healthz")) return httpd_send(c, 200, "text/plain", "ok\n", 3);
+  if (!strcmp(url, "/metrics")) return handle_metrics(h, c);
+  return send_error(c, 404, "no such endpoint here; try /metrics, /healthz");
+}
+
 static enum MHD_Result route(wh_http_t *h, struct MHD_Connection *c, const char *url,
                              const char *method, httpd_req_t *r) {
+  if (h->o.metrics == WH_METRICS_ONLY) return route_metrics(h, c, url, method);
   int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
   if (!strcmp(url, "/mutate")) {
     if (!post) return send_error(c, 405, "POST an AdmissionReview (admission.k8s.io/v1)");
@@ -92,18 +118,31 @@ static enum MHD_Result route(wh_http_t *h, struct MHD_Connection *c, const char 
     return httpd_send(c, 200, "text/plain", "ok\n", 3);
   }
   if (!strcmp(url, "/metrics")) {
-    wh_gauges_t g;
-    memset(&g, 0, sizeof g);
-    if (h->o.gauges) h->o.gauges(h->o.ud, &g);
-    sbuf_t b;
-    sbuf_init(&b);
-    wh_metrics_write(wh_metrics(h->o.engine), &g, &b);
-    enum MHD_Result rc = b.oom ? send_error(c, 500, "out of memory")
-                               : httpd_send(c, 200, "text/plain; version=0.0.4", b.p, b.len);
-    sbuf_free(&b);
-    return rc;
+    if (h->o.metrics == WH_METRICS_ELSEWHERE)
+      return send_error(c, 404, "/metrics is served on --metrics-listen's address");
+    return handle_metrics(h, c);
   }
   return send_error(c, 404, "no such endpoint; try /mutate, /healthz, /readyz, /metrics");
+}
+
+/* --client-ca: whether a /mutate request may go on, asked when only its
+ * headers have arrived, so that nothing of a stranger's body is read, let
+ * alone decided, shipped or remembered. A replica forwarding to the decider
+ * has no API server's certificate; it shows the replicas' token instead.
+ * 0: go on; else *rc is the refusal queued. */
+static int refused(wh_http_t *h, struct MHD_Connection *c, enum MHD_Result *rc) {
+  const char *tok = MHD_lookup_connection_value(c, MHD_HEADER_KIND, WH_PEER_HEADER);
+  if (tok && h->o.peer_token && wh_peer_token_ok(h->o.peer_token, tok)) return 0;
+  char why[256];
+  int st = tlspeer_check(c, h->o.client_names, h->o.nclient_names, why, sizeof why);
+  if (st == RIPPLE_OK) return 0;
+  atomic_fetch_add(&wh_metrics(h->o.engine)->unauthenticated, 1);
+  char q[320]; /* why may hold a client's CN: quoted, it cannot forge a log line */
+  ripple_log_quote(why, q, sizeof q);
+  RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "mutate_refused", "reason=%s hint=%s", q,
+                  "only kube-apiserver (--client-ca) and the other replicas may POST /mutate");
+  *rc = send_error(c, st == RIPPLE_ENOENT ? 401 : 403, why);
+  return 1;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -112,13 +151,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   (void)version;
   wh_http_t *h = cls;
   httpd_req_t *r = NULL;
+  enum MHD_Result refusal;
+  if (!*con_cls && h->o.client_ca && !strcmp(url, "/mutate") && refused(h, c, &refusal))
+    return refusal;
   int rc = httpd_req_feed(c, con_cls, data, size, h->o.max_body, &r);
   if (rc <= 0) return rc == 0 ? MHD_YES : MHD_NO;
   return route(h, c, url, method, r);
 }
 
 int wh_http_start(const wh_http_opts_t *o, wh_http_t **out, char *err, size_t errcap) {
-  if (!o || !o->engine || !out || !o->host || (!o->tls_cert != !o->tls_key)) return RIPPLE_EINVAL;
+  if (!o || !o->engine || !out || !o->host || (!o->tls_cert != !o->tls_key) ||
+      (o->client_ca && !o->tls_cert))
+    return RIPPLE_EINVAL;
   wh_http_t *h = calloc(1, sizeof *h);
   if (!h) return RIPPLE_ENOMEM;
   h->o = *o;
@@ -138,6 +182,7 @@ int wh_http_start(const wh_http_opts_t *o, wh_http_t **out, char *err, size_t er
                      .port = o->port,
                      .tls_cert = o->tls_cert,
                      .tls_key = o->tls_key,
+                     .tls_trust = o->client_ca,
                      .max_connections = (unsigned)h->o.max_connections,
                      .timeout_s = 10,
                      .per_ip_limit = h->o.max_connections_per_ip,

@@ -27,6 +27,7 @@
 #include "ripplex/httpd.h"
 #include "ripplex/opt.h"
 #include "ripplex/sbuf.h"
+#include "ripplex/tlspeer.h"
 #include "route.h"
 #include "wh.h"
 
@@ -36,6 +37,14 @@ static void usage(FILE *f) {
           "  --listen ADDR:PORT        where to listen (default 127.0.0.1:8443; port 0 = any)\n"
           "  --tls-cert F --tls-key F  serving certificate and key (PEM); without them plain\n"
           "                            HTTP, which an API server will not call\n"
+          "  --client-ca F             POST /mutate only from clients with a certificate of\n"
+          "                            this CA (PEM): kube-apiserver's admission kubeconfig\n"
+          "                            (docs/webhook.md \"Client authentication\"); the\n"
+          "                            other replicas show their token instead\n"
+          "  --client-name NAME        ... and only a certificate for NAME (its subject CN or\n"
+          "                            a DNS name; repeatable)\n"
+          "  --metrics-listen ADDR:PORT  serve /metrics (and /healthz) there, plain HTTP, and\n"
+          "                            not on --listen's port (404 there)\n"
           "  --kubeconfig F            for the informers (default: $KUBECONFIG, ~/.kube/config,\n"
           "                            in-cluster)\n"
           "  --context NAME            kubeconfig context\n"
@@ -54,6 +63,10 @@ static void usage(FILE *f) {
           "                            instrumented one; repeatable); others' are ignored\n"
           "  --context-key-file F      key of the contexts' MACs (at least 32 bytes, the same\n"
           "                            for every replica); without it contexts are unsigned\n"
+          "  --owner-kind GROUP/KIND   a custom resource followed as a controlling owner (its\n"
+          "                            informer started when first met), e.g.\n"
+          "                            lab.ripple.dev/RippleApp (repeatable; built in: the\n"
+          "                            workload kinds, docs/webhook.md \"Owner kinds\")\n"
           "  --max-ancestors N         ancestors per context (default 10, at most 32)\n"
           "  --deployment-status-ctx   let deployments/status writes change the context (costs\n"
           "                            a ReplicaSet write each: see docs/webhook.md)\n"
@@ -79,10 +92,17 @@ static void usage(FILE *f) {
           "  --log-level LEVEL         debug (a line per request), info, warn, error\n");
 }
 
+#define WH_CLIENT_NAMES_MAX 16
+
 typedef struct options {
   char host[64];
   uint16_t port;
   char *cert, *key;
+  char *client_ca;                               /* --client-ca: PEM text */
+  const char *client_names[WH_CLIENT_NAMES_MAX]; /* --client-name */
+  size_t nclient_names;
+  char metrics_host[64]; /* --metrics-listen; "" none */
+  uint16_t metrics_port;
   const char *kubeconfig, *context, *trace_server;
   char *trace_token;    /* --trace-server-token-file's token; never logged */
   char *context_key;    /* --context-key-file's text; never logged */
@@ -90,6 +110,7 @@ typedef struct options {
   int no_informers;
   char *exclude; /* the list's copy, cut at commas */
   wh_users_t users;
+  wh_owner_kinds_t owner_kinds; /* --owner-kind */
   wh_opts_t wo;
   size_t max_body;
   unsigned per_ip, deadline_s; /* --max-connections-per-ip, --request-deadline */
@@ -165,6 +186,16 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--listen")) return opt_listen(v, o->host, sizeof o->host, &o->port);
   if (!strcmp(a, "--tls-cert")) return file_option(&o->cert, v);
   if (!strcmp(a, "--tls-key")) return file_option(&o->key, v);
+  if (!strcmp(a, "--client-ca"))
+    return opt_ca_file("ripple-webhook", a, v) == RIPPLE_OK ? file_option(&o->client_ca, v)
+                                                            : RIPPLE_EINVAL;
+  if (!strcmp(a, "--client-name")) {
+    if (!tlspeer_name_valid(v)) return RIPPLE_EINVAL;
+    if (o->nclient_names == WH_CLIENT_NAMES_MAX) return RIPPLE_ERANGE;
+    return o->client_names[o->nclient_names++] = v, RIPPLE_OK;
+  }
+  if (!strcmp(a, "--metrics-listen"))
+    return opt_listen(v, o->metrics_host, sizeof o->metrics_host, &o->metrics_port);
   if (!strcmp(a, "--kubeconfig")) return o->kubeconfig = v, RIPPLE_OK;
   if (!strcmp(a, "--context")) return o->context = v, RIPPLE_OK;
   if (!strcmp(a, "--trace-server")) return o->trace_server = v, RIPPLE_OK;
@@ -181,6 +212,7 @@ static int parse_option(void *ud, const char *a, const char *v) {
   if (!strcmp(a, "--root-user")) return wh_users_add_root(&o->users, v);
   if (!strcmp(a, "--trusted-writer")) return wh_users_add_trusted(&o->users, v);
   if (!strcmp(a, "--context-key-file")) return context_key_option(o, v);
+  if (!strcmp(a, "--owner-kind")) return wh_owner_kinds_add(&o->owner_kinds, v);
   if (!strcmp(a, "--log-level")) return ripple_log_level_parse(v, &o->level);
   if (!strcmp(a, "--max-ancestors")) {
     if (opt_ulong(v, 0, RIPPLE_ANC_MAX, &n) != RIPPLE_OK) return RIPPLE_EINVAL;
@@ -231,6 +263,16 @@ static int parse_args(int argc, char **argv, options_t *o, int *status) {
   *status = 2;
   if (!o->cert != !o->key) {
     fprintf(stderr, "ripple-webhook: --tls-cert and --tls-key go together\n");
+    return RIPPLE_ESTATE;
+  }
+  if (o->client_ca && !o->cert) {
+    fprintf(stderr,
+            "ripple-webhook: --client-ca needs --tls-cert/--tls-key (client "
+            "certificates come over TLS)\n");
+    return RIPPLE_ESTATE;
+  }
+  if (o->nclient_names && !o->client_ca) {
+    fprintf(stderr, "ripple-webhook: --client-name goes with --client-ca\n");
     return RIPPLE_ESTATE;
   }
   if (*o->lease_ns && o->no_informers) {
@@ -343,17 +385,21 @@ static int start_cache(const options_t *o, ripple_kube_client_t **client, run_t 
 /* Several replicas: forward to the decider, and take part in the Lease
  * under this replica's address (known once the listener has its port). */
 static int start_fwd(const options_t *o, run_t *r) {
+  /* Without a serving key (plain HTTP, tests) there is no token, and no
+   * handover: a new decider then starts from its own memory. With
+   * --client-ca a replica's forward shows the token for a certificate. */
+  int token = o->key && (*o->lease_ns || o->client_ca);
+  if (token && wh_peer_token(o->key, r->peer_token) != RIPPLE_OK) return RIPPLE_ESYS;
+  r->ho.token = token ? r->peer_token : NULL;
   if (!*o->lease_ns) return RIPPLE_OK;
   r->route.several = 1;
-  /* Without a serving key (plain HTTP, tests) there is no token, and no
-   * handover: a new decider then starts from its own memory. */
-  if (o->key && wh_peer_token(o->key, r->peer_token) != RIPPLE_OK) return RIPPLE_ESYS;
   r->ho = (wh_handover_t){
-      .engine = r->engine, .self = r->route.self, .token = o->key ? r->peer_token : NULL};
+      .engine = r->engine, .self = r->route.self, .token = token ? r->peer_token : NULL};
   wh_fwd_opts_t fo = {.ca_file = o->peer_ca,
                       .tls_name = o->peer_tls_name,
                       .plain_http = !o->cert,
-                      .timeout_ms = o->forward_timeout_ms};
+                      .timeout_ms = o->forward_timeout_ms,
+                      .peer_token = o->key ? r->peer_token : NULL};
   int rc = wh_fwd_new(&fo, &r->route.fwd);
   r->ho.fwd = r->route.fwd;
   return rc;
@@ -409,6 +455,49 @@ static void handover_window(const sigset_t *sigs) {
   }
 }
 
+/* The listener of /mutate and, with --metrics-listen, the one of /metrics. */
+static int start_listeners(const options_t *o, run_t *r, wh_http_t **h, wh_http_t **mh) {
+  char err[512];
+  wh_http_opts_t ho = {.host = o->host,
+                       .port = o->port,
+                       .tls_cert = o->cert,
+                       .tls_key = o->key,
+                       .max_body = o->max_body,
+                       .max_connections_per_ip = o->per_ip,
+                       .request_deadline_s = o->deadline_s,
+                       .engine = r->engine,
+                       .route = &r->route,
+                       .peer_token = r->ho.token,
+                       .client_ca = o->client_ca,
+                       .client_names = o->client_names,
+                       .nclient_names = o->nclient_names,
+                       .metrics = *o->metrics_host ? WH_METRICS_ELSEWHERE : WH_METRICS_HERE,
+                       .ready = ready,
+                       .gauges = gauges,
+                       .ud = r};
+  if (wh_http_start(&ho, h, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-webhook: %s\n", err);
+    return RIPPLE_ESYS;
+  }
+  if (!*o->metrics_host) return RIPPLE_OK;
+  wh_http_opts_t mo = {.host = o->metrics_host,
+                       .port = o->metrics_port,
+                       .max_body = 4096,
+                       .max_connections = 16,
+                       .engine = r->engine,
+                       .metrics = WH_METRICS_ONLY,
+                       .gauges = gauges,
+                       .ud = r};
+  if (wh_http_start(&mo, mh, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "ripple-webhook: --metrics-listen: %s\n", err);
+    wh_http_stop(*h);
+    return RIPPLE_ESYS;
+  }
+  ripple_log(RIPPLE_LOG_INFO, "metrics_listening", "addr=%s:%u", o->metrics_host,
+             wh_http_port(*mh));
+  return RIPPLE_OK;
+}
+
 static int serve(options_t *o, const sigset_t *sigs) {
   run_t r = {0};
   int ticking = 0;
@@ -416,7 +505,6 @@ static int serve(options_t *o, const sigset_t *sigs) {
   pthread_cond_init(&r.cv, NULL);
   ripple_kube_client_t *client = NULL;
   int status = 1;
-  char err[512];
   if (!o->no_informers && start_cache(o, &client, &r) != RIPPLE_OK) goto done;
   if (o->trace_server) {
     ripple_shipper_opts_t so = {
@@ -428,6 +516,7 @@ static int serve(options_t *o, const sigset_t *sigs) {
     o->wo.sink = ripple_shipper_sink(r.shipper);
   }
   o->wo.users = &o->users;
+  o->wo.owner_kinds = &o->owner_kinds;
   o->wo.text_lookup = r.cache ? wh_cache_text_lookup(r.cache) : (wh_text_lookup_t){0};
   o->wo.log_requests = o->level == RIPPLE_LOG_DEBUG;
   if (wh_new(&o->wo, &r.engine) != RIPPLE_OK) goto done;
@@ -439,32 +528,18 @@ static int serve(options_t *o, const sigset_t *sigs) {
   if (start_fwd(o, &r) != RIPPLE_OK) goto done;
   if (pthread_create(&r.ticker, NULL, tick, &r) != 0) goto done;
   ticking = 1;
-  wh_http_opts_t ho = {.host = o->host,
-                       .port = o->port,
-                       .tls_cert = o->cert,
-                       .tls_key = o->key,
-                       .max_body = o->max_body,
-                       .max_connections_per_ip = o->per_ip,
-                       .request_deadline_s = o->deadline_s,
-                       .engine = r.engine,
-                       .route = &r.route,
-                       .peer_token = r.ho.token,
-                       .ready = ready,
-                       .gauges = gauges,
-                       .ud = &r};
-  wh_http_t *h;
-  if (wh_http_start(&ho, &h, err, sizeof err) != RIPPLE_OK) {
-    fprintf(stderr, "ripple-webhook: %s\n", err);
-    goto done;
-  }
+  wh_http_t *h, *mh = NULL;
+  if (start_listeners(o, &r, &h, &mh) != RIPPLE_OK) goto done;
   if (start_lease(o, &r, wh_http_port(h)) != RIPPLE_OK) {
     wh_http_stop(h);
+    wh_http_stop(mh);
     goto done;
   }
   ripple_log(RIPPLE_LOG_INFO, "listening",
-             "addr=%s:%u tls=%s informers=%s trace_server=%s trace_token=%s traceparent=%s "
-             "decider_lease=%s%s%s peer=%s",
-             o->host, wh_http_port(h), o->cert ? "on" : "off", r.cache ? "on" : "off",
+             "addr=%s:%u tls=%s client_auth=%s informers=%s trace_server=%s trace_token=%s "
+             "traceparent=%s decider_lease=%s%s%s peer=%s",
+             o->host, wh_http_port(h), o->cert ? "on" : "off",
+             o->client_ca ? (o->nclient_names ? "ca+names" : "ca") : "off", r.cache ? "on" : "off",
              o->trace_server ? o->trace_server : "none", o->trace_token ? "set" : "none",
              o->wo.traceparent ? "on" : "off", *o->lease_ns ? o->lease_ns : "none",
              *o->lease_ns ? "/" : "", o->lease_name, *r.route.self ? r.route.self : "none");
@@ -484,6 +559,7 @@ static int serve(options_t *o, const sigset_t *sigs) {
     if (r.ho.token) handover_window(sigs);
   }
   wh_http_stop(h);
+  wh_http_stop(mh);
   wh_lease_stop(atomic_exchange(&r.route.lease, NULL));
   status = 0;
 done:
@@ -518,6 +594,7 @@ int main(int argc, char **argv) {
   }
   free(o.cert);
   free(o.key);
+  free(o.client_ca);
   free(o.exclude);
   if (o.trace_token) memset(o.trace_token, 0, strlen(o.trace_token));
   free(o.trace_token);

@@ -166,6 +166,17 @@ void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   prom_counter(o, "ripple_webhook_forward_failed_total",
                "Reviews that could not be forwarded to the decider, decided here as uncertain.",
                atomic_load(&m->forward_failed));
+  prom_counter(o, "ripple_webhook_owner_kinds_refused_total",
+               "Controlling owners of a kind not followed (neither built in nor --owner-kind): "
+               "no informer started.",
+               atomic_load(&m->owner_kinds_refused));
+  prom_counter(o, "ripple_webhook_unauthenticated_total",
+               "POST /mutate refused before its body: no client certificate of --client-ca "
+               "(or not a --client-name) and no peer token.",
+               atomic_load(&m->unauthenticated));
+  prom_counter(o, "ripple_webhook_attributes_truncated_total",
+               "Span attributes cut to the trace server's limits (marked truncated).",
+               atomic_load(&m->truncated));
   prom_counter(o, "ripple_webhook_deletes_caused_total",
                "Deletes traced under their cause's context (owner, namespace, deletion).",
                atomic_load(&m->deletes_caused));

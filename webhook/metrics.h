@@ -52,6 +52,9 @@ typedef struct wh_metrics {
   atomic_uint_fast64_t tp_invalid;       /* ... people's malformed ones, ignored */
   /* Contexts not trusted, by wh_ctx_refusal_t (ctxmac.h; slot 0 unused). */
   atomic_uint_fast64_t ctx_refused[8];
+  atomic_uint_fast64_t owner_kinds_refused; /* owners of kinds not followed (owners.h) */
+  atomic_uint_fast64_t unauthenticated;     /* /mutate refused: no trusted client (http.c) */
+  atomic_uint_fast64_t truncated;           /* span attributes cut to the server's limits */
   atomic_uint_fast64_t hist[WH_HIST_BUCKETS + 1];
   atomic_uint_fast64_t hist_sum_ns, hist_count;
   pthread_mutex_t hop_mu; /* taken to find or add a series */

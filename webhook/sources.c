@@ -27,6 +27,7 @@
 
 #include "annotate.h"
 #include "objtext.h"
+#include "owners.h"
 #include "ripplex/cpid.h"
 #include "ripplex/logonce.h"
 #include "roots.h"
@@ -250,6 +251,28 @@ static int owner_from_memory(gather_t *g, const ownerref_t *ou, const char *ns,
   return 1;
 }
 
+/* Keep the owner's kind from now on, if it is a kind that owns (owners.h):
+ * any workload can write any ownerReference, and each kind followed is a
+ * cluster-wide informer. */
+static void want_owner_kind(wh_t *w, const char *api_version, const char *kind) {
+  const char *slash = strchr(api_version, '/');
+  char group[WH_OWNER_GROUP_MAX + 1] = "";
+  if (slash) {
+    if ((size_t)(slash - api_version) >= sizeof group) return;
+    memcpy(group, api_version, (size_t)(slash - api_version));
+    group[slash - api_version] = '\0';
+  }
+  if (!wh_owner_kind_ok(w->o.owner_kinds, group, kind)) {
+    atomic_fetch_add(&w->m.owner_kinds_refused, 1);
+    RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "owner_kind_refused", "hint=%s",
+                    "a controlling owner of a kind not followed (neither built in nor "
+                    "--owner-kind): no informer started for it");
+    return;
+  }
+  const wh_text_lookup_t *t = &w->o.text_lookup;
+  t->want(t->ud, api_version, kind);
+}
+
 static void owner(gather_t *g, const json_t *obj, const char *ns) {
   ownerref_t o;
   if (!controlling_owner(obj, &o)) return;
@@ -260,8 +283,7 @@ static void owner(gather_t *g, const json_t *obj, const char *ns) {
   int held =
       wh_memo_held_get(g->w->memo, o.uid, g->now, &c, &gen) == RIPPLE_OK ||
       wh_memo_recent_get_gen(g->w->memo, o.kind, ns, o.name, o.uid, g->now, &c, &gen) == RIPPLE_OK;
-  const wh_text_lookup_t *t = &g->w->o.text_lookup;
-  if (t->want && o.api_version) t->want(t->ud, o.api_version, o.kind);
+  if (g->w->o.text_lookup.want && o.api_version) want_owner_kind(g->w, o.api_version, o.kind);
   if (held && owner_from_memory(g, &o, ns, &c, gen)) return;
   json_t *own = get_whole(g->w, o.kind, ns, o.name);
   if (!own || strcmp(meta_str(own, "uid"), o.uid) != 0) {

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "metrics.h"
+#include "owners.h"
 #include "ripple/ripple.h"
 #include "ripple/rules.h"
 #include "ripplex/sbuf.h"
@@ -74,6 +75,9 @@ typedef struct wh_opts {
    * NULL: contexts are unsigned and every stored one is taken. */
   const char *context_key;
   size_t context_key_len;
+  /* --owner-kind: custom resources followed as owners (owners.h); NULL: the
+   * built-in kinds only. Borrowed. */
+  const wh_owner_kinds_t *owner_kinds;
   /* For tests: a clock (ns since the epoch) and a random source for the tracer. */
   int64_t (*clock_ns)(void *ud);
   int (*random)(void *ud, void *buf, size_t len);

@@ -220,7 +220,9 @@ static struct MHD_Daemon *start_daemon(const httpd_opts_t *o, unsigned flags,
                           MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_limit,
                           MHD_OPTION_NOTIFY_COMPLETED, done, cls, MHD_OPTION_NOTIFY_CONNECTION,
                           conn, cls, o->tls_cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END,
-                          o->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, o->tls_key, MHD_OPTION_END);
+                          o->tls_cert, MHD_OPTION_HTTPS_MEM_KEY, o->tls_key,
+                          o->tls_cert && o->tls_trust ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END,
+                          o->tls_trust, MHD_OPTION_END);
 }
 
 int httpd_start(const httpd_opts_t *o, struct MHD_Daemon **out, uint16_t *port, char *err,

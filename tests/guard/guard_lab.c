@@ -23,6 +23,14 @@ void glab_start(whlab_proc_t *g, const whlab_t *l, const char *name, char *const
   char *argv[32] = {(char *)bin,   "--name",       (char *)name,        "--listen",
                     "127.0.0.1:0", "--kubeconfig", getenv("KUBECONFIG")};
   size_t n = 7;
+  /* The webhook takes /mutate only from the API servers' certificate
+   * (wh_lab.c, --client-ca): the guard's probe shows the same one. */
+  const char *crt = getenv("RIPPLE_LAB_WEBHOOK_CLIENT_CERT");
+  const char *key = getenv("RIPPLE_LAB_WEBHOOK_CLIENT_KEY");
+  if (crt && key && access(crt, R_OK) == 0) {
+    argv[n++] = "--client-cert", argv[n++] = (char *)crt;
+    argv[n++] = "--client-key", argv[n++] = (char *)key;
+  }
   for (size_t i = 0; extra && extra[i] && n < 31; i++) argv[n++] = extra[i];
   argv[n] = NULL;
   whlab_spawn(g, argv);

@@ -155,6 +155,9 @@ void whlab_start(whlab_t *l) {
   for (size_t i = 0, n = 5; i < 8 && l->server_args[i]; i++) sargv[n++] = (char *)l->server_args[i];
   whlab_spawn(&l->server, sargv);
   snprintf(l->trace, sizeof l->trace, "http://127.0.0.1:%u", l->server.port);
+  /* The lab's test operator's RippleApp owns what it makes (lab/operator):
+   * a kind the webhook follows only when told (docs/webhook.md, "Owner
+   * kinds"). */
   char *wargv[32] = {(char *)wh_bin,
                      "--listen",
                      "127.0.0.1:0",
@@ -167,9 +170,18 @@ void whlab_start(whlab_t *l) {
                      "--trace-server",
                      l->trace,
                      "--context-key-file",
-                     (char *)context_key_file(l)};
-  for (size_t i = 0, n = 13; i < 8 && l->webhook_args[i]; i++)
-    wargv[n++] = (char *)l->webhook_args[i];
+                     (char *)context_key_file(l),
+                     "--owner-kind",
+                     "lab.ripple.dev/RippleApp"};
+  size_t n = 15;
+  /* Only the lab's API servers may POST /mutate (lab/apiserver.sh gives them
+   * a client certificate of this CA), as the chart runs it. */
+  const char *client_ca = getenv("RIPPLE_LAB_WEBHOOK_CLIENT_CA");
+  if (client_ca && access(client_ca, R_OK) == 0) {
+    wargv[n++] = "--client-ca";
+    wargv[n++] = (char *)client_ca;
+  }
+  for (size_t i = 0; i < 8 && l->webhook_args[i]; i++) wargv[n++] = (char *)l->webhook_args[i];
   if (l->replicas > 1) {
     whlab_replicas_start(l, wargv);
     return;

@@ -76,7 +76,7 @@ static void update_service(whlab_t *l) {
 
 /* The replicas' command line, kept for restarts (the strings are the
  * environment's and whlab_t's, which outlive the test). */
-static char *saved_argv[32];
+static char *saved_argv[40];
 
 /* As the chart runs them: the holder of a Lease in the test's namespace
  * decides, the others forward to it over loopback, where the lab's webhook
@@ -87,7 +87,7 @@ static int add_decider_args(const whlab_t *l, int n) {
   if (!ca) fail_msg("RIPPLE_LAB_CA is not set (eval \"$(lab/lab env)\")");
   snprintf(lease, sizeof lease, "%s/ripple-decider", l->ns);
   const char *more[] = {"--decider-lease", lease, "--peer-address", "127.0.0.1", "--peer-ca", ca};
-  for (size_t i = 0; i < sizeof more / sizeof more[0] && n < 31; i++)
+  for (size_t i = 0; i < sizeof more / sizeof more[0] && n < 39; i++)
     saved_argv[n++] = (char *)more[i];
   return n;
 }
@@ -112,7 +112,7 @@ void whlab_replicas_start(whlab_t *l, char **argv) {
   if (!bin) fail_msg("RIPPLE_LBPROXY_BIN is needed for webhook replicas (ctest sets it)");
   if (l->replicas > WHLAB_REPLICAS_MAX) fail_msg("at most %d replicas", WHLAB_REPLICAS_MAX);
   int n = 0;
-  for (; n < 31 && argv[n]; n++) saved_argv[n] = argv[n];
+  for (; n < 39 && argv[n]; n++) saved_argv[n] = argv[n];
   if (!l->no_decider) n = add_decider_args(l, n);
   saved_argv[n] = NULL;
   for (int k = 0; k < l->replicas; k++) replica_spawn(l, k, &l->webhooks[k], saved_argv);

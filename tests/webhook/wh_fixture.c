@@ -122,6 +122,8 @@ static int setup_with(void **state, int traceparent, const char *key) {
   o.exclude_ns[0] = "ripple-system";
   o.text_lookup = (wh_text_lookup_t){w_get, w_want, w_by_owner, w_select, &f->world};
   o.users = &f->users;
+  assert_int_equal(wh_owner_kinds_add(&f->owners, "lab.ripple.dev/RippleApp"), RIPPLE_OK);
+  o.owner_kinds = &f->owners;
   o.clock_ns = to.clock_ns, o.random = to.random, o.hook_ud = to.hook_ud;
   o.context_key = key;
   o.context_key_len = key ? strlen(key) : 0;

@@ -25,6 +25,7 @@ typedef struct fx {
   capture_t *cap;
   world_t world;
   wh_users_t users;
+  wh_owner_kinds_t owners; /* --owner-kind: the lab operator's RippleApp */
   wh_t *w;
   json_t *answer;     /* the last 200 answer */
   wh_certainty_t how; /* how post() has the engine decide: WH_DECIDER unless a test says */

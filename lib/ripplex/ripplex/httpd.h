@@ -31,6 +31,8 @@ typedef struct httpd_opts {
   const char *host;               /* IPv4 address */
   uint16_t port;                  /* 0: any free port */
   const char *tls_cert, *tls_key; /* PEM text, both or neither */
+  const char *tls_trust;          /* CA (PEM text) clients are asked for a certificate of;
+                                   * not required nor checked: tlspeer.h checks. NULL: none */
   unsigned max_connections, timeout_s;
   /* Hostile clients. timeout_s is libmicrohttpd's: idle, reset by any
    * byte. per_ip_limit: most connections from one IPv4 address
