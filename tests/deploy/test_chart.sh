@@ -92,13 +92,16 @@ refuses() { # refuses WORDS --set ...: helm template fails and says WORDS
 refuses "must be less than certs.days" --set certs.days=20
 refuses "must be less than certs.days" --set certs.days=60 --set certs.renewBeforeDays=60
 refuses "needs webhook.clientAuth.caBundle or" --set webhook.clientAuth.enabled=true
+refuses "needs webhook.clientAuth.guardCertSecret" --set webhook.clientAuth.enabled=true \
+  --set webhook.clientAuth.caSecret=apiserver-ca
 if "$helm" template "$rel" "$chart" --set certs.days=20 --set certs.renewBeforeDays=5 >/dev/null; then
   ok "certs.days=20 with certs.renewBeforeDays=5 renders"
 else fail "certs.days=20 certs.renewBeforeDays=5 refused"; fi
 
 # Every Secret volume is 0440 (288), never the kubelet's default 0644.
 "$helm" template "$rel" "$chart" --set watch.enabled=true \
-  --set webhook.clientAuth.enabled=true --set webhook.clientAuth.caSecret=apiserver-ca >"$work/all.yaml"
+  --set webhook.clientAuth.enabled=true --set webhook.clientAuth.caSecret=apiserver-ca \
+  --set webhook.clientAuth.guardCertSecret=guard-client >"$work/all.yaml"
 vols=$(grep -cE '^ +(secret|projected):$' "$work/all.yaml" || true)
 modes=$(grep -cE '^ +defaultMode: 288 # 0440' "$work/all.yaml" || true)
 if [[ $vols -gt 0 && $vols == "$modes" ]]; then ok "$vols Secret volumes, all 0440"

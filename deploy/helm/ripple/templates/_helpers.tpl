@@ -94,6 +94,9 @@ template time, not by a failing install hook. */}}
 {{- if and .Values.webhook.clientAuth.caBundle .Values.webhook.clientAuth.caSecret -}}
 {{- fail "webhook.clientAuth: give caBundle or caSecret, not both" -}}
 {{- end -}}
+{{- if and .Values.webhook.clientAuth.enabled (not .Values.webhook.clientAuth.guardCertSecret) -}}
+{{- fail "webhook.clientAuth.enabled needs webhook.clientAuth.guardCertSecret: a kubernetes.io/tls Secret with a client certificate of the same CA for ripple-guard's probes (without it the guard takes the webhook out of the path for good)" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Pod-level settings every Pod of the chart shares. */}}
