@@ -12,8 +12,10 @@
  */
 #include "ctxmac.h"
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 #include <pthread.h>
@@ -21,61 +23,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ripplex/b64.h"
+
 static int space(unsigned char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* RFC 2104: keys longer than SHA-256's block are hashed first; the inner
- * and outer states after key ^ ipad and key ^ opad are kept, so a MAC costs
- * two state copies and the message's blocks, not a digest fetch and the
- * pads each time (OpenSSL 3's one-shot HMAC() does both). */
-#define BLOCK 64
-static int pad_state(const unsigned char *k, unsigned char x, EVP_MD_CTX **out) {
-  unsigned char b[BLOCK];
-  for (size_t i = 0; i < BLOCK; i++) b[i] = k[i] ^ x;
-  EVP_MD_CTX *c = EVP_MD_CTX_new();
-  int ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) && EVP_DigestUpdate(c, b, BLOCK);
-  OPENSSL_cleanse(b, sizeof b);
-  if (!ok) {
-    EVP_MD_CTX_free(c);
-    return c ? RIPPLE_ESYS : RIPPLE_ENOMEM;
-  }
-  *out = c;
-  return RIPPLE_OK;
-}
-
+/* The key is set on an HMAC context once; every MAC starts from a copy of
+ * it, which costs a copy of the two digest states rather than the digest's
+ * fetch and the key's pads each time (OpenSSL 3's one-shot HMAC() does
+ * both: 1.26 us a MAC here, against about 0.3). */
 int wh_ctxmac_set(wh_ctxmac_t *m, const char *text, size_t len) {
   if (!m || !text) return RIPPLE_EINVAL;
   while (len && space((unsigned char)*text)) text++, len--;
   while (len && space((unsigned char)text[len - 1])) len--;
   if (len < WH_CTXMAC_KEY_MIN || len > WH_CTXMAC_KEY_MAX) return RIPPLE_EINVAL;
   wh_ctxmac_clear(m);
-  unsigned char k[BLOCK] = {0};
-  unsigned int n = 0;
-  if (len > BLOCK) {
-    if (!EVP_Digest(text, len, k, &n, EVP_sha256(), NULL)) return RIPPLE_ESYS;
-  } else {
-    memcpy(k, text, len);
+  EVP_MAC *hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+  EVP_MAC_CTX *c = hmac ? EVP_MAC_CTX_new(hmac) : NULL;
+  EVP_MAC_free(hmac); /* the context keeps its own reference */
+  if (!c) return RIPPLE_ENOMEM;
+  char digest[] = "SHA256";
+  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                         OSSL_PARAM_construct_end()};
+  if (!EVP_MAC_init(c, (const unsigned char *)text, len, params)) {
+    EVP_MAC_CTX_free(c);
+    return RIPPLE_ESYS;
   }
-  EVP_MD_CTX *in = NULL, *out = NULL;
-  int rc = pad_state(k, 0x36, &in);
-  if (rc == RIPPLE_OK) rc = pad_state(k, 0x5c, &out);
-  OPENSSL_cleanse(k, sizeof k);
-  if (rc != RIPPLE_OK) {
-    EVP_MD_CTX_free(in);
-    return rc;
-  }
-  m->inner = in;
-  m->outer = out;
+  m->keyed = c;
   m->len = len;
   return RIPPLE_OK;
 }
 
 void wh_ctxmac_clear(wh_ctxmac_t *m) {
   if (!m) return;
-  EVP_MD_CTX_free(m->inner); /* EVP_MD_CTX_free wipes the state */
-  EVP_MD_CTX_free(m->outer);
-  m->inner = m->outer = NULL;
+  EVP_MAC_CTX_free(m->keyed); /* wipes the key's state */
+  m->keyed = NULL;
   m->len = 0;
 }
 
@@ -89,22 +72,17 @@ int wh_ctxmac_keyname(const char *kind, char *out, size_t cap) {
   return n < 0 || (size_t)n >= cap ? RIPPLE_ERANGE : RIPPLE_OK;
 }
 
-static void b64url(const unsigned char *p, size_t n, char *out) {
-  static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  size_t o = 0, i = 0;
-  for (; i + 3 <= n; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-    out[o++] = a[v >> 18 & 63], out[o++] = a[v >> 12 & 63];
-    out[o++] = a[v >> 6 & 63], out[o++] = a[v & 63];
-  }
-  if (n - i == 1) {
-    uint32_t v = (uint32_t)p[i] << 16;
-    out[o++] = a[v >> 18 & 63], out[o++] = a[v >> 12 & 63];
-  } else if (n - i == 2) {
-    uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-    out[o++] = a[v >> 18 & 63], out[o++] = a[v >> 12 & 63], out[o++] = a[v >> 6 & 63];
-  }
+/* base64url without padding (RFC 4648 section 5) of a 16-byte MAC: the
+ * standard alphabet's two symbols swapped, the padding dropped. */
+static int b64url(const unsigned char *p, size_t n, char out[WH_CTXMAC_LEN + 1]) {
+  char *b = b64_encode_str(p, n);
+  if (!b) return RIPPLE_ENOMEM;
+  size_t o = 0;
+  for (const char *q = b; *q && *q != '=' && o < WH_CTXMAC_LEN; q++)
+    out[o++] = *q == '+' ? '-' : *q == '/' ? '_' : *q;
   out[o] = '\0';
+  free(b);
+  return o == WH_CTXMAC_LEN ? RIPPLE_OK : RIPPLE_ESYS;
 }
 
 int wh_ctxmac_sign(const wh_ctxmac_t *m, const char *kind, const char *ns, const char *val,
@@ -120,19 +98,20 @@ int wh_ctxmac_sign(const wh_ctxmac_t *m, const char *kind, const char *ns, const
    * namespace can hold, so no two messages of different parts are equal. */
   if (strchr(ns, '\n')) return RIPPLE_EINVAL;
   unsigned char h[EVP_MAX_MD_SIZE];
-  unsigned int hn = 0;
-  EVP_MD_CTX *c = EVP_MD_CTX_new();
+  size_t hn = 0;
+  EVP_MAC_CTX *c = EVP_MAC_CTX_dup(m->keyed);
   if (!c) return RIPPLE_ENOMEM;
-  int ok = EVP_MD_CTX_copy_ex(c, m->inner) && EVP_DigestUpdate(c, tag, sizeof tag - 1) &&
-           EVP_DigestUpdate(c, lower, strlen(lower)) && EVP_DigestUpdate(c, "\n", 1) &&
-           EVP_DigestUpdate(c, ns, strlen(ns)) && EVP_DigestUpdate(c, "\n", 1) &&
-           EVP_DigestUpdate(c, val, n) && EVP_DigestFinal_ex(c, h, &hn) &&
-           EVP_MD_CTX_copy_ex(c, m->outer) && EVP_DigestUpdate(c, h, hn) &&
-           EVP_DigestFinal_ex(c, h, &hn) && hn >= 16;
-  EVP_MD_CTX_free(c);
-  if (ok) b64url(h, 16, out);
+  int ok = EVP_MAC_update(c, (const unsigned char *)tag, sizeof tag - 1) &&
+           EVP_MAC_update(c, (const unsigned char *)lower, strlen(lower)) &&
+           EVP_MAC_update(c, (const unsigned char *)"\n", 1) &&
+           EVP_MAC_update(c, (const unsigned char *)ns, strlen(ns)) &&
+           EVP_MAC_update(c, (const unsigned char *)"\n", 1) &&
+           EVP_MAC_update(c, (const unsigned char *)val, n) && EVP_MAC_final(c, h, &hn, sizeof h) &&
+           hn >= 16;
+  EVP_MAC_CTX_free(c);
+  rc = ok ? b64url(h, 16, out) : RIPPLE_ESYS;
   OPENSSL_cleanse(h, sizeof h);
-  return ok ? RIPPLE_OK : RIPPLE_ESYS;
+  return rc;
 }
 
 wh_ctx_refusal_t wh_ctxmac_check(const wh_ctxmac_t *m, const char *kind, const char *ns,

@@ -33,9 +33,9 @@
 
 typedef struct wh_ctxmac {
   size_t len; /* 0: no key, contexts unsigned */
-  /* SHA-256 after the key's inner and outer pads (RFC 2104): each MAC
-   * starts from copies of them (EVP_MD_CTX, owned). */
-  void *inner, *outer;
+  /* OpenSSL's HMAC-SHA256, keyed once (EVP_MAC_CTX, owned): each MAC
+   * starts from a copy of it. */
+  void *keyed;
 } wh_ctxmac_t;
 
 /* The key from a file's text: white space around it trimmed, at least
