@@ -10,6 +10,7 @@
  */
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,26 +19,45 @@
 #include "ripplex/clock.h"
 #include "ripplex/tlspeer.h"
 
-/* Whether the certificate's subject CN or one of its DNS names is in names. */
+/* Whether the certificate's one subject CN, or one of its DNS names, is in
+ * names. GnuTLS reads them: its string of a CN may hold a NUL (a UTF8String
+ * can), so the length it returns is what is matched, and a NUL in it
+ * matches nothing. */
 static int named(gnutls_x509_crt_t crt, const char *const *names, size_t nnames, char *cn,
                  size_t cncap) {
-  gnutls_datum_t dn = {0};
-  cn[0] = '\0';
-  if (gnutls_x509_crt_get_dn3(crt, &dn, 0) == GNUTLS_E_SUCCESS) {
-    int rc = tlspeer_dn_cn((const char *)dn.data, dn.size, cn, cncap);
-    gnutls_free(dn.data);
-    if (rc == RIPPLE_OK && tlspeer_name_match(names, nnames, cn, strlen(cn))) return 1;
+  size_t size = cncap, more = 0;
+  int one = gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &size);
+  int two = gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 1, 0, NULL, &more);
+  if (one != GNUTLS_E_SUCCESS || size >= cncap) {
+    cn[0] = '\0';
+  } else if (two == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE &&
+             tlspeer_name_match(names, nnames, cn, size)) {
+    return 1;
   }
   for (unsigned seq = 0;; seq++) {
     char san[TLSPEER_NAME_MAX + 1];
-    size_t size = sizeof san;
-    int type = gnutls_x509_crt_get_subject_alt_name(crt, seq, san, &size, NULL);
+    size_t n = sizeof san;
+    int type = gnutls_x509_crt_get_subject_alt_name(crt, seq, san, &n, NULL);
     if (type == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE) break;
     if (type == GNUTLS_E_SHORT_MEMORY_BUFFER) continue; /* longer than any name taken */
     if (type < 0) break;
-    if (type == GNUTLS_SAN_DNSNAME && tlspeer_name_match(names, nnames, san, size)) return 1;
+    if (type == GNUTLS_SAN_DNSNAME && tlspeer_name_match(names, nnames, san, n)) return 1;
   }
   return 0;
+}
+
+int tlspeer_cert_named(const void *der, size_t len, const char *const *names, size_t nnames,
+                       char *cn, size_t cncap) {
+  if (!cn || !cncap) return 0;
+  cn[0] = '\0';
+  if (!der || len > UINT_MAX) return 0;
+  gnutls_x509_crt_t crt;
+  if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS) return 0;
+  gnutls_datum_t d = {(unsigned char *)der, (unsigned)len};
+  int ok = gnutls_x509_crt_import(crt, &d, GNUTLS_X509_FMT_DER) == GNUTLS_E_SUCCESS &&
+           named(crt, names, nnames, cn, cncap);
+  gnutls_x509_crt_deinit(crt);
+  return ok;
 }
 
 /* The chain against the daemon's trust CA, now, for client authentication. */
@@ -102,16 +122,8 @@ int tlspeer_check(struct MHD_Connection *c, const char *const *names, size_t nna
   }
   if (!verified_cached(s, &chain[0], why, cap)) return RIPPLE_EINVAL;
   if (!nnames || (last.named && last.s == s && last.len)) return RIPPLE_OK;
-  gnutls_x509_crt_t crt;
-  if (gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS) {
-    snprintf(why, cap, "out of memory");
-    return RIPPLE_EINVAL;
-  }
   char cn[TLSPEER_NAME_MAX + 1] = "";
-  int ok = gnutls_x509_crt_import(crt, &chain[0], GNUTLS_X509_FMT_DER) == GNUTLS_E_SUCCESS &&
-           named(crt, names, nnames, cn, sizeof cn);
-  gnutls_x509_crt_deinit(crt);
-  if (ok) {
+  if (tlspeer_cert_named(chain[0].data, chain[0].size, names, nnames, cn, sizeof cn)) {
     last.named = last.s == s && last.len; /* cached with its chain */
     return RIPPLE_OK;
   }

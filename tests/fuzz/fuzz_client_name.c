@@ -1,12 +1,13 @@
 /*
  * fuzz_client_name.c - libFuzzer target for how ripple-webhook maps a client
- * certificate to a name (lib/ripplex/tlsname.c, --client-name): the subject
- * DN in RFC 4514 form reduced to its one common name, and names matched.
+ * certificate to a name (lib/ripplex/tlspeer.c and tlsname.c, --client-name):
+ * a certificate's subject CN and DNS names read with GnuTLS, and names
+ * matched.
  *
  * The first byte picks the case; the rest is the input.
- *   0: a DN. Properties: no crash; on RIPPLE_OK the CN is NUL-terminated
- *      within its buffer and holds no NUL; escaped again (every byte as \XX)
- *      it parses back to itself; on anything else the buffer is "".
+ *   0: a certificate in DER. Properties: no crash; the CN read for the log is
+ *      NUL-terminated within its buffer; a match names one of the names
+ *      given.
  *   1: names, one a line, the last the candidate. Properties: a match is a
  *      name of the same length equal but for ASCII case; every valid name
  *      matches itself.
@@ -22,21 +23,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void dn_case(const char *p, size_t n) {
+static void cert_case(const char *p, size_t n) {
+  static const char *const names[] = {"kube-apiserver", "webhook.example"};
   char cn[TLSPEER_NAME_MAX + 1];
-  int rc = tlspeer_dn_cn(p, n, cn, sizeof cn);
-  size_t len = strnlen(cn, sizeof cn);
-  if (len == sizeof cn) abort(); /* not terminated */
-  if (rc != RIPPLE_OK) {
-    if (len) abort(); /* nothing half-read left */
-    return;
-  }
-  /* Round trip: "CN=" and every byte as \XX. */
-  char again[3 + 3 * TLSPEER_NAME_MAX + 1], back[TLSPEER_NAME_MAX + 1];
-  size_t k = (size_t)snprintf(again, sizeof again, "cn=");
-  for (size_t i = 0; i < len; i++)
-    k += (size_t)snprintf(again + k, sizeof again - k, "\\%02X", (unsigned char)cn[i]);
-  if (tlspeer_dn_cn(again, k, back, sizeof back) != RIPPLE_OK || strcmp(back, cn) != 0) abort();
+  memset(cn, 'x', sizeof cn);
+  int named = tlspeer_cert_named(p, n, names, 2, cn, sizeof cn);
+  if (strnlen(cn, sizeof cn) == sizeof cn) abort(); /* not terminated */
+  if (named != 0 && named != 1) abort();
 }
 
 static void match_case(const char *p, size_t n) {
@@ -73,6 +66,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (data[0] & 1)
     match_case(p, size - 1);
   else
-    dn_case(p, size - 1);
+    cert_case(p, size - 1);
   return 0;
 }

@@ -3,11 +3,12 @@
  * client certificate a server asked for (httpd_opts_t.tls_trust), checked
  * against that CA, and the names it is for matched against a list.
  *
- * Two halves. The names (tlspeer_name_*, tlspeer_dn_cn) are pure text
- * functions of our own, fuzzed (tests/fuzz/fuzz_client_name.c): a subject
- * DN in RFC 4514 form (GnuTLS's) reduced to its one common name, and exact
- * matching of names. The check (tlspeer_check) reads the connection's GnuTLS
- * session from libmicrohttpd and verifies the peer's chain with GnuTLS.
+ * Two halves. The names (tlspeer_name_*) are pure text functions: which
+ * names --client-name takes, and exact matching. The certificate's side
+ * (tlspeer_cert_named, tlspeer_check) reads the subject's common name and
+ * DNS names with GnuTLS, and verifies the peer's chain with GnuTLS on the
+ * connection's session from libmicrohttpd. Both are fuzzed
+ * (tests/fuzz/fuzz_client_name.c).
  *
  * Memory: nothing is kept; names are borrowed for the call.
  * Threads: every function may be called from any thread.
@@ -32,12 +33,15 @@ int tlspeer_name_valid(const char *name);
  * matches nothing. */
 int tlspeer_name_match(const char *const *names, size_t nnames, const char *cand, size_t len);
 
-/* The common name of a subject DN in RFC 4514 form ("CN=x,O=y", either
- * order, escapes \, \+ \\ \XX ...), unescaped into out (cap bytes).
- * RIPPLE_OK; RIPPLE_ENOENT when there is no CN; RIPPLE_EINVAL when the DN is
- * malformed, has more than one CN (which one a client means is ambiguous),
- * a CN in #hex form, or a NUL; RIPPLE_ERANGE when the CN does not fit. */
-int tlspeer_dn_cn(const char *dn, size_t len, char *out, size_t cap);
+/* Whether the certificate (DER, len bytes) is for one of names: its
+ * subject's one common name, or one of its DNS names (tlspeer_name_match).
+ * 1 yes, 0 no: a malformed certificate, or none of its names. A subject
+ * with more than one CN has its CN count for nothing (which one a client
+ * means is ambiguous). cn (cncap bytes) gets the CN for the log, "" when
+ * there is none to read. The chain is not checked here: tlspeer_check does
+ * that first. */
+int tlspeer_cert_named(const void *der, size_t len, const char *const *names, size_t nnames,
+                       char *cn, size_t cncap);
 
 struct MHD_Connection;
 /* The client of connection c (on a daemon started with a trust CA): RIPPLE_OK
