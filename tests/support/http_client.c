@@ -68,6 +68,14 @@ json_t *hc_get_json(const char *base, const char *path, long want) {
   return j;
 }
 
+double hc_metric_value(const char *text, const char *name) {
+  size_t n = strlen(name);
+  double v = -1;
+  for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    if (!strncmp(l, name, n) && l[n] == ' ') v = strtod(l + n, NULL);
+  return v;
+}
+
 int hc_array_has(const json_t *arr, const char *s) {
   size_t i;
   json_t *v;

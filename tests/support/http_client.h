@@ -23,6 +23,10 @@ void hc_resp_free(hc_resp_t *r);
 /* GET base+path and parse the JSON answer; NULL unless the status is `want`. */
 json_t *hc_get_json(const char *base, const char *path, long want);
 
+/* The value of the unlabelled series `name` in a Prometheus text body (not
+ * changed), -1 when it has none. */
+double hc_metric_value(const char *text, const char *name);
+
 /* Does a JSON array of strings hold s? */
 int hc_array_has(const json_t *arr, const char *s);
 

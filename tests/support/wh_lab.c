@@ -191,6 +191,39 @@ void whlab_start(whlab_t *l) {
   fprintf(stderr, "# logs: %s %s\n", l->server.log, l->webhook.log);
 }
 
+long whlab_post_as(const char *user, const char *group, const char *path, const char *body,
+                   sbuf_t *out) {
+  const char *server = getenv("RIPPLE_LAB_SERVER"), *ca = getenv("RIPPLE_LAB_CA");
+  const char *crt = getenv("RIPPLE_LAB_ADMIN_CERT"), *key = getenv("RIPPLE_LAB_ADMIN_KEY");
+  if (!server || !ca || !crt || !key) fail_msg("the lab's env is needed (eval \"$(lab/lab env)\")");
+  char url[512], as[300], grp[300];
+  snprintf(url, sizeof url, "%s%s", server, path);
+  snprintf(as, sizeof as, "Impersonate-User: %s", user);
+  struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+  h = curl_slist_append(h, as);
+  if (group) {
+    snprintf(grp, sizeof grp, "Impersonate-Group: %s", group);
+    h = curl_slist_append(h, grp);
+  }
+  CURL *c = curl_easy_init();
+  assert_non_null(c);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+  curl_easy_setopt(c, CURLOPT_SSLCERT, crt);
+  curl_easy_setopt(c, CURLOPT_SSLKEY, key);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  long status = 0;
+  if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(h);
+  curl_easy_cleanup(c);
+  return status;
+}
+
 int whlab_probe(ripple_kube_client_t *kc, const char *ns, json_t **out) {
   json_t *svc = lab_json(
       "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"

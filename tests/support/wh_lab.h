@@ -100,6 +100,12 @@ void whlab_ns_delete(whlab_t *l);
 long whlab_webhook_get(const whlab_t *l, const char *path, char **body);
 /* The same on 127.0.0.1:port (one replica). */
 long whlab_get_port(unsigned port, const char *path, char **body);
+/* POST body (JSON) to path on the lab's API server as user, and also as
+ * group when not NULL (Impersonate-User/-Group through the admin's
+ * credentials: a person or a ServiceAccount without making one). The HTTP
+ * status, 0 when unreachable; the answer appended to out. */
+long whlab_post_as(const char *user, const char *group, const char *path, const char *body,
+                   sbuf_t *out);
 /* The lines of the log at path that contain what (0 when it cannot be read). */
 int whlab_count_in_log(const char *path, const char *what);
 

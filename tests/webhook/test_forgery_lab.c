@@ -15,7 +15,6 @@
  * its spans are all on A's object, and each forged object carries a CPID
  * and ancestors of the webhook's own.
  */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,49 +32,12 @@ static int teardown(void **state) {
   return 0;
 }
 
-static const char *env_or(const char *name, const char *file, char *buf, size_t cap) {
-  const char *v = getenv(name);
-  if (v) return v;
-  const char *dir = getenv("RIPPLE_LAB_DIR");
-  snprintf(buf, cap, "%s/pki/%s", dir ? dir : "/tmp/ripple-lab", file);
-  return buf;
-}
-
-static size_t take_body(char *p, size_t size, size_t n, void *ud) {
-  sbuf_put(ud, p, size * n);
-  return size * n;
-}
-
-/* POST body to path on the lab's API server as user (Impersonate-User,
- * through the admin's credentials); the HTTP status, the answer in *out. */
+/* POST body to path on the lab's API server as user; the HTTP status, the
+ * answer in *out. */
 static long post_as(const char *user, const char *path, const char *body, json_t **out) {
-  const char *server = getenv("RIPPLE_LAB_SERVER");
-  if (!server) fail_msg("RIPPLE_LAB_SERVER is not set (eval \"$(lab/lab env)\")");
-  char cb[300], kb[300], ab[300], url[512], who[300];
-  const char *cert = env_or("RIPPLE_LAB_ADMIN_CERT", "admin.crt", cb, sizeof cb);
-  const char *key = env_or("RIPPLE_LAB_ADMIN_KEY", "admin.key", kb, sizeof kb);
-  const char *ca = env_or("RIPPLE_LAB_CA", "ca.crt", ab, sizeof ab);
-  snprintf(url, sizeof url, "%s%s", server, path);
-  snprintf(who, sizeof who, "Impersonate-User: %s", user);
-  CURL *c = curl_easy_init();
-  assert_non_null(c);
-  struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-  h = curl_slist_append(h, who);
   sbuf_t b;
   sbuf_init(&b);
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_SSLCERT, cert);
-  curl_easy_setopt(c, CURLOPT_SSLKEY, key);
-  curl_easy_setopt(c, CURLOPT_CAINFO, ca);
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, take_body);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-  long status = 0;
-  if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(h);
-  curl_easy_cleanup(c);
+  long status = whlab_post_as(user, NULL, path, body, &b);
   *out = json_loadb(b.p ? b.p : "", b.len, 0, NULL);
   if (status != 201)
     fprintf(stderr, "# POST %s as %s: %ld %.*s\n", path, user, status, (int)b.len, b.p ? b.p : "");
@@ -130,10 +92,7 @@ static int shipped(void *ud) {
 static double metric(const char *name) {
   char *body = NULL;
   assert_int_equal(whlab_webhook_get(&lab, "/metrics", &body), 200);
-  double v = -1;
-  for (char *save = NULL, *l = strtok_r(body, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-    if (!strncmp(l, name, strlen(name)) && l[strlen(name)] == ' ')
-      v = strtod(l + strlen(name), NULL);
+  double v = hc_metric_value(body, name);
   free(body);
   return v;
 }

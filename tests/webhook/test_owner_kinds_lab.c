@@ -9,13 +9,13 @@
  *
  * The writes are the test's own, as the ServiceAccount (the admin's
  * certificate with Impersonate-User, and group system:masters so that RBAC
- * allows them), straight to the API server with libcurl.
+ * allows them), straight to the API server (whlab_post_as).
  */
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "http_client.h"
 #include "rw_lab.h"
 #include "testutil.h"
 #include "wh_lab.h"
@@ -28,52 +28,24 @@ static int teardown(void **state) {
   return 0;
 }
 
-static size_t sink(char *p, size_t sz, size_t n, void *ud) {
-  sbuf_put(ud, p, sz * n);
-  return sz * n;
-}
-
 /* POST json to the namespace's resource as system:serviceaccount:NS:ops. */
 static void create_as_sa(const char *resource, const char *json) {
-  const char *server = getenv("RIPPLE_LAB_SERVER"), *ca = getenv("RIPPLE_LAB_CA");
-  const char *crt = getenv("RIPPLE_LAB_ADMIN_CERT"), *key = getenv("RIPPLE_LAB_ADMIN_KEY");
-  if (!server || !ca || !crt || !key) fail_msg("the lab's env is needed (eval \"$(lab/lab env)\")");
-  char url[512], as[256];
-  snprintf(url, sizeof url, "%s/api/v1/namespaces/%s/%s", server, lab.ns, resource);
-  snprintf(as, sizeof as, "Impersonate-User: system:serviceaccount:%s:ops", lab.ns);
-  CURL *h = curl_easy_init();
-  assert_non_null(h);
-  struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-  hdrs = curl_slist_append(hdrs, as);
-  hdrs = curl_slist_append(hdrs, "Impersonate-Group: system:masters");
+  char path[512], user[256];
+  snprintf(path, sizeof path, "/api/v1/namespaces/%s/%s", lab.ns, resource);
+  snprintf(user, sizeof user, "system:serviceaccount:%s:ops", lab.ns);
   sbuf_t out;
   sbuf_init(&out);
-  curl_easy_setopt(h, CURLOPT_URL, url);
-  curl_easy_setopt(h, CURLOPT_CAINFO, ca);
-  curl_easy_setopt(h, CURLOPT_SSLCERT, crt);
-  curl_easy_setopt(h, CURLOPT_SSLKEY, key);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, json);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &out);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
-  long status = 0;
-  if (curl_easy_perform(h) == CURLE_OK) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  long status = whlab_post_as(user, "system:masters", path, json, &out);
   if (status != 201) fail_msg("create %s: %ld %s", resource, status, out.p ? out.p : "");
   /* The webhook annotated it: it was traced. */
   assert_non_null(strstr(out.p, "cpid.ripple.dev/"));
   sbuf_free(&out);
-  curl_slist_free_all(hdrs);
-  curl_easy_cleanup(h);
 }
 
 static double metric(const char *name) {
   char *body = NULL;
   assert_int_equal(whlab_webhook_get(&lab, "/metrics", &body), 200);
-  double v = -1;
-  size_t n = strlen(name);
-  for (char *save = NULL, *l = strtok_r(body, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-    if (!strncmp(l, name, n) && l[n] == ' ') v = strtod(l + n, NULL);
+  double v = hc_metric_value(body, name);
   free(body);
   return v;
 }

@@ -221,10 +221,7 @@ static double metric(const char *name) {
     hc_resp_free(&r);
   }
   assert_int_equal(st, 200);
-  double v = -1;
-  size_t n = strlen(name);
-  for (char *save = NULL, *l = strtok_r(b.p, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-    if (!strncmp(l, name, n) && l[n] == ' ') v = strtod(l + n, NULL);
+  double v = hc_metric_value(b.p, name);
   sbuf_free(&b);
   return v;
 }

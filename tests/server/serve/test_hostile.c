@@ -103,10 +103,8 @@ static double metric(const char *name) {
   snprintf(url, sizeof url, "http://127.0.0.1:%u/metrics", server.port);
   hc_resp_t r = {0};
   double v = -1;
-  size_t n = strlen(name);
   if (hc_request("GET", url, NULL, 0, READER, &r) == 0 && r.status == 200)
-    for (char *save = NULL, *l = strtok_r(r.body, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-      if (!strncmp(l, name, n) && l[n] == ' ') v = strtod(l + n, NULL);
+    v = hc_metric_value(r.body, name);
   hc_resp_free(&r);
   return v;
 }
