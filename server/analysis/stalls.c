@@ -37,6 +37,9 @@
  *    the hop's share, which only makes it expect less.
  */
 enum { CHUNK = 256, SYNC_MS = 2000, IDLE_MS = 1000 };
+/* An answer is "complete": false while a drop is more recent than this: the
+ * detector learned without the spans it missed. */
+#define DROP_MEMORY_NS (600 * 1000000000LL)
 
 /* Feed what the queue holds, CHUNK spans per hold of mu (queries wait for
  * mu at most that long), then tick. */
@@ -314,8 +317,9 @@ static void put_stall(stalls_t *s, const stall_copy_t *c, int64_t now, sbuf_t *o
 
 int stalls_answer(stalls_t *s, const ripple_cpid_t *cpid, sbuf_t *out) {
   int synced = stalls_sync(s, SYNC_MS);
-  copies_t c = {NULL, 0, 0, s, cpid, 0, last_drop(s), 0};
+  copies_t c = {NULL, 0, 0, s, cpid, 0, 0, 0};
   pthread_mutex_lock(&s->mu); /* before the core's lock: stalls.h */
+  c.last_drop = last_drop(s); /* under mu: the clock cannot pass a drop read after it */
   pthread_rwlock_rdlock(&s->core->lock);
   int known = !cpid || graph_find(s->core->g, cpid);
   if (known && s->stall) stall_each(s->stall, copy_one, &c);
@@ -328,7 +332,9 @@ int stalls_answer(stalls_t *s, const ripple_cpid_t *cpid, sbuf_t *out) {
   }
   int64_t now = ripple_now_ns();
   sbuf_printf(out, "{\"enabled\":%s,\"complete\":%s,\"stalls\":[", s->stall ? "true" : "false",
-              synced && !c.withheld ? "true" : "false");
+              synced && !c.withheld && (!c.last_drop || now - c.last_drop > DROP_MEMORY_NS)
+                  ? "true"
+                  : "false");
   for (size_t i = 0, first = 1; i < c.n; i++) {
     if (c.v[i].shallow) continue;
     if (!first) sbuf_putc(out, ',');
@@ -435,8 +441,9 @@ static void queue_metrics(stalls_t *s, size_t withheld, sbuf_t *out) {
 void stalls_metrics(stalls_t *s, sbuf_t *out) {
   if (!s->stall) return;
   stall_stats_t st;
-  copies_t c = {NULL, 0, 0, s, NULL, 0, last_drop(s), 0};
+  copies_t c = {NULL, 0, 0, s, NULL, 0, 0, 0};
   pthread_mutex_lock(&s->mu);
+  c.last_drop = last_drop(s);
   pthread_rwlock_rdlock(&s->core->lock);
   stall_stats(s->stall, &st);
   stall_each(s->stall, copy_one, &c);
