@@ -132,11 +132,11 @@ static void wait_for_queued(void **state) {
   (void)state;
   stallq_t *q;
   assert_int_equal(stallq_new(1 << 20, &q), RIPPLE_OK);
-  assert_int_equal(stallq_wait(q, 0), 1); /* nothing queued */
+  assert_true(stallq_wait(q, 0)); /* nothing queued */
   dec_batch_t b;
   spans(&b, 2);
   stallq_push(q, &b, 1000);
-  assert_int_equal(stallq_wait(q, 10), 0); /* not fed */
+  assert_false(stallq_wait(q, 10)); /* not fed */
   stallq_chunk_t c = {0};
   assert_int_equal(stallq_take(q, 0, &c), 2);
   stallq_push(q, &b, 2000); /* after the take: not in c.upto */
@@ -144,10 +144,10 @@ static void wait_for_queued(void **state) {
   stallq_stats_t st;
   stallq_stats(q, &st);
   assert_int_equal(st.depth, 2);
-  assert_int_equal(stallq_wait(q, 10), 0); /* the later spans are not fed yet */
+  assert_false(stallq_wait(q, 10)); /* the later spans are not fed yet */
   assert_int_equal(stallq_take(q, 0, &c), 2);
   stallq_done(q, c.upto);
-  assert_int_equal(stallq_wait(q, 0), 1);
+  assert_true(stallq_wait(q, 0));
   stallq_stop(q);
   assert_int_equal(stallq_take(q, 1000, &c), 0); /* stopped: no wait */
   dec_batch_free(&b);
