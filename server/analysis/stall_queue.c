@@ -76,13 +76,18 @@ static int put_span(stallq_t *q, const dec_batch_t *b, const dec_rec_t *r, int64
   size = (size + 7u) & ~(size_t)7u;
   if (q->pending.len + q->busy_bytes + size > q->cap) return 0;
   h.size = (uint32_t)size;
-  size_t at = q->pending.len;
-  sbuf_put(&q->pending, (const char *)&h, sizeof h);
+  /* Built here, then one append: the writer thread pays this per span. */
+  char rec[sizeof h + 255 + 255 + 127 + 255 + 255 + 383 + 15 + NSTR + 8];
+  memcpy(rec, &h, sizeof h);
+  char *p = rec + sizeof h;
   for (int i = 0; i < NSTR; i++) {
-    sbuf_put(&q->pending, h.len[i] ? dec_str(b, v[i]) : "", h.len[i]);
-    sbuf_putc(&q->pending, '\0');
+    if (h.len[i]) memcpy(p, dec_str(b, v[i]), h.len[i]);
+    p += h.len[i];
+    *p++ = '\0';
   }
-  while (q->pending.len < at + size) sbuf_putc(&q->pending, '\0');
+  memset(p, 0, (size_t)(rec + size - p)); /* the padding */
+  size_t at = q->pending.len;
+  sbuf_put(&q->pending, rec, size);
   if (q->pending.oom) {
     q->pending.oom = 0;
     q->pending.len = at;
