@@ -48,8 +48,9 @@
  * for the call. Bounded: at most max_window writes waiting to mature or to be
  * followed (the oldest leave first, counted), max_stalls stalls, max_kinds
  * hop kinds. Threads: calls must be serialised by the caller (the server
- * calls under its lock), except that stall_each may run concurrently with
- * other stall_each calls.
+ * calls under the mutex of its stalls_t, stalls.h), except that stall_each
+ * may run concurrently with other stall_each calls. related() is called
+ * from stall_add only.
  */
 #ifndef RIPPLE_SERVER_STALL_H
 #define RIPPLE_SERVER_STALL_H

@@ -14,33 +14,87 @@
 #include "ripplex/prom.h"
 #include "ripplex/wire.h"
 
-/* A span's strings as the detector wants them: NUL-terminated copies. */
-typedef struct span_text {
-  char service[256], name[256], kind[128], ns[256], obj[256], owner[384], op[16];
-} span_text_t;
+/* ---- beside ingest ------------------------------------------------------------ */
 
-static void cut(char *dst, size_t cap, const char *s, size_t n) {
-  snprintf(dst, cap, "%.*s", (int)(n < cap ? n : cap - 1), s ? s : "");
+/*
+ * Lag and drops. The detector sees a span later than its commit, or never
+ * (dropped), and must not claim a stall because of that:
+ *  - its clock: the thread ticks only after feeding what it took, to
+ *    min(now, the queue time of the oldest span still queued). Every span
+ *    committed before that time has been fed, so the detector's state at its
+ *    clock T is the one the inline detector had at T: a write whose next hop
+ *    is still queued is not past its deadline yet;
+ *  - answers (GET /v1/stalls, /v1/cpids/{cpid}/stalls) first wait, up to
+ *    SYNC_MS, until every span acknowledged before the request was fed, so a
+ *    follower posted before the question is in the answer. Past SYNC_MS (the
+ *    detector is behind) the answer is its state at its clock, with
+ *    "complete": false;
+ *  - a dropped span may have been the next hop of any write admitted before
+ *    it was queued: stalls of writes admitted at or before the newest drop
+ *    are withheld from answers and /metrics (counted in
+ *    ripple_stalls_withheld), as the detector prefers missing a stall to
+ *    inventing one. Learning from a write whose follower was dropped lowers
+ *    the hop's share, which only makes it expect less.
+ */
+enum { CHUNK = 256, SYNC_MS = 2000, IDLE_MS = 1000 };
+/* An answer is "complete": false while a drop is more recent than this: the
+ * detector learned without the spans it missed. */
+#define DROP_MEMORY_NS (600 * 1000000000LL)
+
+/* Feed what the queue holds, CHUNK spans per hold of mu (queries wait for
+ * mu at most that long), then tick. */
+static void feed_chunk(stalls_t *s, int64_t *clock) {
+  size_t n = stallq_take(s->q, IDLE_MS, &s->chunk);
+  stall_span_t sp;
+  for (int more = n > 0; more;) {
+    pthread_mutex_lock(&s->mu);
+    for (int k = 0; k < CHUNK && (more = stallq_next(&s->chunk, &sp)); k++)
+      stall_add(s->stall, &sp);
+    pthread_mutex_unlock(&s->mu);
+  }
+  int64_t t = stallq_clock(s->q, ripple_now_ns());
+  if (t > *clock) *clock = t;
+  pthread_mutex_lock(&s->mu);
+  stall_tick(s->stall, *clock);
+  pthread_mutex_unlock(&s->mu);
+  if (n) stallq_done(s->q, s->chunk.upto);
+}
+
+static void *feeder(void *arg) {
+  stalls_t *s = arg;
+  int64_t clock = 0;
+  while (!stallq_stopped(s->q)) feed_chunk(s, &clock);
+  return NULL;
+}
+
+int stalls_start(stalls_t *s, size_t queue_bytes) {
+  if (!s->stall) return RIPPLE_OK;
+  int rc = stallq_new(queue_bytes ? queue_bytes : STALLS_QUEUE_BYTES, &s->q);
+  if (rc != RIPPLE_OK) return rc;
+  if (pthread_create(&s->thread, NULL, feeder, s) != 0) {
+    stallq_free(s->q);
+    s->q = NULL;
+    return RIPPLE_ESYS;
+  }
+  s->running = 1;
+  return RIPPLE_OK;
+}
+
+void stalls_stop(stalls_t *s) {
+  if (!s->running) return;
+  stallq_stop(s->q);
+  pthread_join(s->thread, NULL);
+  s->running = 0;
+  stallq_free(s->q);
+  s->q = NULL;
+  stallq_chunk_free(&s->chunk);
 }
 
 void stalls_feed(stalls_t *s, const dec_batch_t *b) {
-  if (!s->stall || b->kind != DEC_SPANS) return;
-  span_text_t t;
-  for (size_t i = 0; i < b->n; i++) {
-    const dec_rec_t *r = &b->rec[i];
-    if (!r->kind.len) continue; /* not a write of an object (ripple-watch's, an SDK's) */
-    cut(t.service, sizeof t.service, dec_str(b, r->service), r->service.len);
-    cut(t.name, sizeof t.name, dec_str(b, r->span_name), r->span_name.len);
-    cut(t.kind, sizeof t.kind, dec_str(b, r->kind), r->kind.len);
-    cut(t.ns, sizeof t.ns, dec_str(b, r->ns), r->ns.len);
-    cut(t.obj, sizeof t.obj, dec_str(b, r->name), r->name.len);
-    cut(t.owner, sizeof t.owner, dec_str(b, r->owner), r->owner.len);
-    cut(t.op, sizeof t.op, dec_str(b, r->operation), r->operation.len);
-    stall_span_t sp = {r->cpid, r->span_id, r->time, r->end,  t.service, t.name,
-                       t.kind,  t.ns,       t.obj,   t.owner, t.op};
-    stall_add(s->stall, &sp);
-  }
+  if (s->q) stallq_push(s->q, b, ripple_now_ns());
 }
+
+int stalls_sync(stalls_t *s, int timeout_ms) { return !s->q || stallq_wait(s->q, timeout_ms); }
 
 static const char *jstr(const json_t *o, const char *k) {
   const char *v = json_string_value(json_object_get(o, k));
@@ -72,13 +126,6 @@ void stalls_replay(stalls_t *s, const store_row_t *r) {
   json_decref(o);
 }
 
-void stalls_tick(stalls_t *s, int64_t now) {
-  if (!s->stall) return;
-  pthread_rwlock_wrlock(&s->core->lock);
-  stall_tick(s->stall, now);
-  pthread_rwlock_unlock(&s->core->lock);
-}
-
 /* ---- answers --------------------------------------------------------------------- */
 
 /* Stalls copied out of the detector, so Events can be read without the lock. */
@@ -94,11 +141,24 @@ typedef struct copies {
   stalls_t *s;
   const ripple_cpid_t *under; /* only stalls descending from it; NULL: all */
   int oom;
+  int64_t last_drop; /* withhold the stalls of writes admitted at or before it */
+  size_t withheld;
 } copies_t;
+
+/* The newest drop's time (0: none), read before taking the detector's stalls. */
+static int64_t last_drop(stalls_t *s) {
+  stallq_stats_t qs = {0};
+  if (s->q) stallq_stats(s->q, &qs);
+  return qs.last_drop_ns;
+}
 
 static int copy_one(void *ud, const stall_info_t *st) {
   copies_t *c = ud;
   if (c->under && !graph_descends(c->s->core->g, c->under, &st->cpid)) return 0;
+  if (st->admitted_ns <= c->last_drop) {
+    c->withheld++;
+    return 0;
+  }
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 16;
     stall_copy_t *nv = realloc(c->v, cap * sizeof *nv);
@@ -256,18 +316,25 @@ static void put_stall(stalls_t *s, const stall_copy_t *c, int64_t now, sbuf_t *o
 }
 
 int stalls_answer(stalls_t *s, const ripple_cpid_t *cpid, sbuf_t *out) {
-  copies_t c = {NULL, 0, 0, s, cpid, 0};
+  int synced = stalls_sync(s, SYNC_MS);
+  copies_t c = {NULL, 0, 0, s, cpid, 0, 0, 0};
+  pthread_mutex_lock(&s->mu); /* before the core's lock: stalls.h */
+  c.last_drop = last_drop(s); /* under mu: the clock cannot pass a drop read after it */
   pthread_rwlock_rdlock(&s->core->lock);
   int known = !cpid || graph_find(s->core->g, cpid);
   if (known && s->stall) stall_each(s->stall, copy_one, &c);
   if (!c.oom) deepest_only(s, &c);
   pthread_rwlock_unlock(&s->core->lock);
+  pthread_mutex_unlock(&s->mu);
   if (!known || c.oom) {
     copies_free(&c);
     return known ? 503 : 404;
   }
   int64_t now = ripple_now_ns();
-  sbuf_printf(out, "{\"enabled\":%s,\"stalls\":[", s->stall ? "true" : "false");
+  sbuf_printf(out, "{\"enabled\":%s,\"complete\":%s,\"stalls\":[", s->stall ? "true" : "false",
+              synced && !c.withheld && (!c.last_drop || now - c.last_drop > DROP_MEMORY_NS)
+                  ? "true"
+                  : "false");
   for (size_t i = 0, first = 1; i < c.n; i++) {
     if (c.v[i].shallow) continue;
     if (!first) sbuf_putc(out, ',');
@@ -309,9 +376,9 @@ static void put_model(void *ud, const char *service, const char *name, const cha
 int stalls_model(stalls_t *s, sbuf_t *out) {
   model_out_t m = {out, 1};
   sbuf_printf(out, "{\"enabled\":%s,\"expected\":[", s->stall ? "true" : "false");
-  pthread_rwlock_rdlock(&s->core->lock);
+  pthread_mutex_lock(&s->mu);
   if (s->stall) stall_model(s->stall, put_model, &m);
-  pthread_rwlock_unlock(&s->core->lock);
+  pthread_mutex_unlock(&s->mu);
   sbuf_puts(out, "]}");
   return out->oom ? 503 : 200;
 }
@@ -351,15 +418,38 @@ static void put_kinds(const keytab_t *t, sbuf_t *o) {
   sbuf_free(&l);
 }
 
+/* The queue between ingest and the detector: how far behind it is. */
+static void queue_metrics(stalls_t *s, size_t withheld, sbuf_t *out) {
+  stallq_stats_t q = {0};
+  if (s->q) stallq_stats(s->q, &q);
+  prom_gauge(out, "ripple_stall_queue_spans",
+             "Committed spans queued for the stall detector, not fed yet.", (double)q.depth);
+  prom_gauge(out, "ripple_stall_queue_bytes", "Bytes those spans hold (bounded).", (double)q.bytes);
+  prom_gauge(out, "ripple_stall_lag_seconds",
+             "How long the oldest span not fed to the stall detector yet has waited.",
+             (double)q.lag_ns / 1e9);
+  prom_counter(out, "ripple_stall_queued_spans_total", "Spans queued for the stall detector.",
+               q.queued);
+  prom_counter(out, "ripple_stall_dropped_spans_total",
+               "Spans the stall detector never saw: its queue was full.", q.dropped);
+  prom_gauge(out, "ripple_stalls_withheld",
+             "Stalls not reported: a span was dropped after their write was admitted, and it "
+             "may have been the next hop.",
+             (double)withheld);
+}
+
 void stalls_metrics(stalls_t *s, sbuf_t *out) {
   if (!s->stall) return;
   stall_stats_t st;
-  copies_t c = {NULL, 0, 0, s, NULL, 0};
+  copies_t c = {NULL, 0, 0, s, NULL, 0, 0, 0};
+  pthread_mutex_lock(&s->mu);
+  c.last_drop = last_drop(s);
   pthread_rwlock_rdlock(&s->core->lock);
   stall_stats(s->stall, &st);
   stall_each(s->stall, copy_one, &c);
   deepest_only(s, &c);
   pthread_rwlock_unlock(&s->core->lock);
+  pthread_mutex_unlock(&s->mu);
   prom_family(out, "ripple_stalled_writes", "gauge",
               "Stalls now (a write and a hop that usually follows it but has not come), by "
               "the stalled write's hop (service and span name).");
@@ -387,4 +477,5 @@ void stalls_metrics(stalls_t *s, sbuf_t *out) {
   prom_gauge(out, "ripple_stall_hop_kinds", "Hop kinds the detector knows.", (double)st.kinds);
   prom_counter(out, "ripple_stall_evicted_total",
                "Writes that left the detector's window early (it holds 200,000).", st.evicted);
+  queue_metrics(s, c.withheld, out);
 }

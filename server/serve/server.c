@@ -131,11 +131,13 @@ static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
     }
     index_object(s, &k, &r->cpid, r->end, seqs[i]);
   }
-  stalls_feed(&s->stalls, b);
   /* Under the lock, so srv_on_commit knows when no call is left running. */
   void *cud = atomic_load(&s->commit_ud);
   if (cud && b->n) s->commit_fn(cud, b->kind, seqs[b->n - 1]);
   pthread_rwlock_unlock(&s->core.lock);
+  /* The stall detector learns beside ingest: a copy into its queue, with no
+   * lock of the graph's held (stalls.h). */
+  stalls_feed(&s->stalls, b);
   atomic_fetch_add(&s->m.accepted[b->kind == DEC_MERGELOGS ? 0 : 1], b->n);
   drop_duplicates(s, &dups);
 }
@@ -165,7 +167,6 @@ static void gone_span(void *ud, uint64_t seq) { seqvec_push(&((expired_t *)ud)->
  * that the pass (which sorts the roots) does not run on every tick. */
 static void tick(void *ud, store_t *st) {
   srv_t *s = ud;
-  stalls_tick(&s->stalls, ripple_now_ns());
   int64_t min_time = s->cfg.max_age_ns ? ripple_now_ns() - s->cfg.max_age_ns : 0;
   pthread_rwlock_rdlock(&s->core.lock);
   int over = s->cfg.max_vertices && graph_vertices(s->core.g) > s->cfg.max_vertices;
@@ -194,8 +195,15 @@ static void tick(void *ud, store_t *st) {
 
 /* ---- lifecycle ---------------------------------------------------------------- */
 
+/* From the detector's thread (and at start-up): the read lock per call, so
+ * the writer waits for one walk at most. The detector's mutex is held: the
+ * order is always stalls' mu, then the core's lock (stalls.h). */
 static int stall_related(void *ud, const ripple_cpid_t *anc, const ripple_cpid_t *desc) {
-  return graph_descends(((srv_t *)ud)->core.g, anc, desc);
+  srv_t *s = ud;
+  pthread_rwlock_rdlock(&s->core.lock);
+  int r = graph_descends(s->core.g, anc, desc);
+  pthread_rwlock_unlock(&s->core.lock);
+  return r;
 }
 
 /* The details' database: its own file beside the records' ("<db>.details"),
@@ -247,6 +255,7 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
   pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   pthread_rwlock_init(&s->core.lock, &a);
   pthread_rwlockattr_destroy(&a);
+  pthread_mutex_init(&s->stalls.mu, NULL);
   if (graph_new(&s->core.g) != RIPPLE_OK || roots_new(&s->core.roots) != RIPPLE_OK ||
       objects_new(&s->core.objects) != RIPPLE_OK) {
     graph_free(s->core.g);
@@ -279,6 +288,10 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
              roots_count(s->core.roots), objects_count(s->core.objects), index_memory(s),
              (double)(ripple_now_ns() - t0) / 1e6);
   drop_duplicates(s, &l.dups);
+  if ((rc = stalls_start(&s->stalls, cfg->stall_queue_bytes)) != RIPPLE_OK) {
+    snprintf(err, errcap, "cannot start the stall detector's thread");
+    goto fail;
+  }
   store_hooks_t hooks = {committed, tick, s, 1000};
   if ((rc = store_start(s->core.store, &hooks)) != RIPPLE_OK) {
     snprintf(err, errcap, "cannot start the writer thread");
@@ -288,9 +301,11 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
   return RIPPLE_OK;
 fail:
   if (s->core.store) store_close(s->core.store);
+  stalls_stop(&s->stalls);
   tdet_stop(&s->details);
   facts_close(s->core.facts);
   stall_free(s->stalls.stall);
+  pthread_mutex_destroy(&s->stalls.mu);
   free(s->details_path);
   graph_free(s->core.g);
   roots_free(s->core.roots);
@@ -302,9 +317,11 @@ fail:
 void srv_close(srv_t *s) {
   atomic_store(&s->ready, 0);
   store_close(s->core.store); /* finishes the group being written */
+  stalls_stop(&s->stalls);    /* then nothing feeds the detector */
   tdet_stop(&s->details);
   facts_close(s->core.facts);
   stall_free(s->stalls.stall);
+  pthread_mutex_destroy(&s->stalls.mu);
   free(s->details_path);
   graph_free(s->core.g);
   roots_free(s->core.roots);

@@ -37,6 +37,7 @@ typedef struct srv_config {
   /* Stalled cascades (stall.h); stall_off: no detector. */
   stall_opts_t stall;
   int stall_off;
+  size_t stall_queue_bytes; /* spans waiting for the detector, at most; 0: the default */
 } srv_config_t;
 
 typedef struct srv {

@@ -13,7 +13,9 @@
  *    whatever the sender did; the bounded queue (429); details surviving a
  *    restart;
  *  - stalls: learned from posted spans, flagged, in both stall endpoints, in
- *    /metrics, rebuilt the same after a restart, ended by the late hop.
+ *    /metrics, rebuilt the same after a restart, ended by the late hop; with
+ *    no room in the detector's queue, every span dropped, counted, and the
+ *    answers marked incomplete.
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -424,7 +426,15 @@ static void test_stalls(void **state) {
       m.body,
       "\nripple_stalled_writes{service=\"replicaset-controller\",name=\"create pods\"} 1\n"));
   assert_non_null(strstr(m.body, "\nripple_stalls_active 1\n"));
+  /* The detector keeps up and misses nothing here: its queue is empty. */
+  assert_true(hc_metric_value(m.body, "ripple_stall_queued_spans_total") >= 3 * 12);
+  assert_true(hc_metric_value(m.body, "ripple_stall_dropped_spans_total") == 0);
+  assert_true(hc_metric_value(m.body, "ripple_stall_queue_spans") == 0);
+  assert_true(hc_metric_value(m.body, "ripple_stalls_withheld") == 0);
   hc_resp_free(&m);
+  j = get(r, "/v1/stalls");
+  assert_true(json_is_true(json_object_get(j, "complete")));
+  json_decref(j);
   /* The same after a restart: rebuilt from the stored spans. */
   rig_close(r);
   rig_open(r);
@@ -462,6 +472,28 @@ static void test_stalls_live(void **state) {
   assert_true(stalls_count(r, path) >= 1);
 }
 
+/* A queue with no room: every span is dropped, counted, and the answers say
+ * they are not complete (and invent nothing). */
+static void test_stalls_dropped(void **state) {
+  rig_t *r = *state;
+  r->cfg.stall =
+      (stall_opts_t){.min_samples = 5, .horizon_ns = 1000000000LL, .min_wait_ns = 1000000000LL};
+  r->cfg.stall_queue_bytes = 1;
+  rig_open(r);
+  post_learning(r, 12, "cccccccc-0000-4000-8000-000000000001");
+  json_t *j = get(r, "/v1/stalls");
+  assert_true(json_is_false(json_object_get(j, "complete")));
+  assert_int_equal(json_array_size(json_object_get(j, "stalls")), 0);
+  json_decref(j);
+  hc_resp_t m;
+  char url[128];
+  snprintf(url, sizeof url, "%s/metrics", r->base);
+  assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &m), 0);
+  assert_true(hc_metric_value(m.body, "ripple_stall_dropped_spans_total") >= 3 * 12);
+  assert_true(hc_metric_value(m.body, "ripple_stall_queued_spans_total") == 0);
+  hc_resp_free(&m);
+}
+
 static void test_stalls_off(void **state) {
   rig_t *r = *state;
   r->cfg.stall_off = 1;
@@ -480,6 +512,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_queue_bound, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls_live, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_stalls_dropped, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls_off, rig_setup, rig_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
