@@ -29,6 +29,7 @@
 #include "ripplex/prom.h"
 #include "ripplex/sbuf.h"
 
+#include "graph/trace.h"
 #include "ingest/gzip.h"
 
 /* Answers at least this large are compressed for clients that take gzip: a
@@ -261,16 +262,41 @@ static enum MHD_Result handle_facts(http_t *h, struct MHD_Connection *c, const r
   return rc;
 }
 
+/* GET /v1/cpids/{cpid}/trace[?limit=N][&after=CURSOR]: related, mergelogs and
+ * spans in one answer (graph/trace.h). */
+static enum MHD_Result handle_trace(http_t *h, struct MHD_Connection *c, const ripple_cpid_t *id) {
+  size_t limit = arg_size(c, "limit", 0);
+  if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
+  if (!limit || limit > h->srv->cfg.query_limit) limit = h->srv->cfg.query_limit;
+  const char *after = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after");
+  trace_cursor_t since;
+  if (after && trace_cursor_parse(after, &since) != RIPPLE_OK)
+    return send_error(c, 400, -1, "after", "must be the \"next\" of an earlier trace answer");
+  sbuf_t b;
+  sbuf_init(&b);
+  int status = trace_answer(&h->srv->core, id, limit, after ? &since : NULL, &b);
+  enum MHD_Result rc;
+  if (status == 404)
+    rc = send_error(c, 404, -1, "cpid", "no such CPID in the merge graph");
+  else if (status != 200 || b.oom)
+    rc = send_error(c, 503, -1, "", "query failed; retry later");
+  else
+    rc = send_buf(c, 200, "application/json", &b);
+  sbuf_free(&b);
+  return rc;
+}
+
 static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const char *rest) {
   /* rest = "<cpid>/<what>" */
   ripple_cpid_t id;
   const char *slash = strchr(rest, '/');
   if (!slash || ripple_cpid_parse(rest, (size_t)(slash - rest), &id) != RIPPLE_OK)
     return send_error(c, 400, -1, "cpid",
-                      "the path must be /v1/cpids/<CPID>/<related|origins|mergelogs|spans>");
+                      "the path must be /v1/cpids/<CPID>/<related|origins|mergelogs|spans|trace>");
   const char *what = slash + 1;
   query_t q;
   if (!strcmp(what, "details") || !strcmp(what, "stalls")) return handle_facts(h, c, &id, what);
+  if (!strcmp(what, "trace")) return handle_trace(h, c, &id);
   if (!strcmp(what, "related"))
     q = Q_RELATED;
   else if (!strcmp(what, "origins"))
@@ -280,8 +306,9 @@ static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const ch
   else if (!strcmp(what, "spans"))
     q = Q_SPANS;
   else
-    return send_error(c, 404, -1, "",
-                      "unknown query; use related, origins, mergelogs, spans, details or stalls");
+    return send_error(
+        c, 404, -1, "",
+        "unknown query; use related, origins, mergelogs, spans, trace, details or stalls");
   size_t limit = arg_size(c, "limit", 0);
   if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
   sbuf_t b;

@@ -1,20 +1,23 @@
 /*
  * fuzz_query.c - libFuzzer target for what the trace server reads from a
  * request besides its body: a page cursor (GET /v1/mergelogs, /v1/spans,
- * /v1/roots) and the Accept-Encoding header (whether a large answer goes
- * gzip'd). Both come from any client.
+ * /v1/roots), a trace cursor (GET /v1/cpids/{cpid}/trace?after=) and the
+ * Accept-Encoding header (whether a large answer goes gzip'd). All come
+ * from any client.
  *
- * The first byte picks the parser by its low bit; the rest, up to a NUL, is
- * the text. Properties: neither crashes nor reads past the text; a cursor
- * that parses is two integers that print back as a cursor that parses to
- * the same two; a header that wants gzip still does with ", identity"
- * appended, and "gzip;q=0" alone never does.
+ * The first byte picks the parser: low bit set, the header; else bit 1 set,
+ * the trace cursor; else the page cursor. The rest, up to a NUL, is the
+ * text. Properties: none crashes nor reads past the text; a cursor that
+ * parses is two integers that print back as a cursor that parses to the same
+ * two; a header that wants gzip still does with ", identity" appended, and
+ * "gzip;q=0" alone never does.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/trace.h"
 #include "serve/http.h"
 #include "serve/server.h"
 
@@ -27,6 +30,15 @@ static void cursor(const char *s) {
   snprintf(again, sizeof again, "%" PRId64 ".%" PRId64, t, q);
   int64_t t2, q2;
   if (page_cursor_parse(again, &t2, &q2) != RIPPLE_OK || t2 != t || q2 != q) abort();
+}
+
+static void trace_cursor(const char *s) {
+  trace_cursor_t c, c2;
+  if (trace_cursor_parse(s, &c) != RIPPLE_OK) return;
+  char again[64];
+  snprintf(again, sizeof again, "%" PRIu64 ".%" PRIu64, c.mergelog, c.span);
+  if (trace_cursor_parse(again, &c2) != RIPPLE_OK || c2.mergelog != c.mergelog || c2.span != c.span)
+    abort();
 }
 
 static void accept_encoding(const char *s) {
@@ -49,6 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   s[size - 1] = '\0';
   if (data[0] & 1)
     accept_encoding(s);
+  else if (data[0] & 2)
+    trace_cursor(s);
   else
     cursor(s);
   free(s);

@@ -11,7 +11,7 @@
  */
 import { isCpid, normalizeCpid } from './cpid.js';
 
-const TOKEN_KEY = 'ripple.readerToken';
+export const TOKEN_KEY = 'ripple.readerToken';
 const EXAMPLE = '3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60';
 
 export class ApiError extends Error {
@@ -65,6 +65,23 @@ function sessionStore(storage) {
   return { getItem: (k) => m.get(k) ?? null, setItem: (k, v) => m.set(k, v), removeItem: (k) => m.delete(k) };
 }
 
+/* The path of a whole trace in one answer (docs/api.md), what boot.js asks for first. */
+export function prefetchPath(cpid) {
+  return `/v1/cpids/${normalizeCpid(cpid)}/trace`;
+}
+
+/*
+ * The answer the page's boot script started for path (boot.js), once: a promise of the
+ * fetch Response, or null when it asked for another path, with another token, or
+ * nothing.
+ */
+export function takePrefetch(path, token, holder = globalThis) {
+  const boot = holder?.rippleBoot;
+  if (!boot || boot.path !== path || boot.token !== token) return null;
+  holder.rippleBoot = null;
+  return boot.response;
+}
+
 function query(params) {
   const sp = new URLSearchParams();
   for (const [k, v] of Object.entries(params ?? {})) if (v !== undefined && v !== null && v !== '') sp.set(k, v);
@@ -72,8 +89,11 @@ function query(params) {
   return s ? `?${s}` : '';
 }
 
-/* An API client: {base, token(), setToken(t), getJson(path), trace(cpid), extras(cpid), ...}. */
-export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind(globalThis), storage } = {}) {
+/*
+ * An API client: {base, token(), setToken(t), getJson(path), trace(cpid), extras(cpid), ...}.
+ * prefetch holds what boot.js started (rippleBoot); tests pass their own or null.
+ */
+export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind(globalThis), storage, prefetch = globalThis } = {}) {
   const store = sessionStore(storage);
   const where = base || (globalThis.location ? globalThis.location.origin : 'this address');
 
@@ -91,7 +111,8 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
     if (token()) headers['X-Ripple-Token'] = token();
     let res;
     try {
-      res = await fetchImpl(base ? base + path : `.${path}`, { headers, signal, cache: 'no-store' });
+      res = await (takePrefetch(path, token(), prefetch)
+        ?? fetchImpl(base ? base + path : `.${path}`, { headers, signal, cache: 'no-store' }));
     } catch (e) {
       if (e?.name === 'AbortError') throw e;
       throw new ApiError('down', `cannot reach ripple-server at ${where} (${e?.message ?? e}); is it running?`);
@@ -103,10 +124,16 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
 
   function errorOf(status, body, endpoint) {
     const said = body?.error ? `: ${body.error}` : '';
-    if (status === 401) return new ApiError('auth', `ripple-server wants a reader token${said}`, 401);
-    if (status === 404) return new ApiError('missing', `ripple-server has no ${endpoint} (is it older than this dashboard?)`, 404);
-    return new ApiError('server', `ripple-server answered ${status} to ${endpoint}${said}`, status);
+    let e;
+    if (status === 401) e = new ApiError('auth', `ripple-server wants a reader token${said}`, 401);
+    else if (status === 404) e = new ApiError('missing', `ripple-server has no ${endpoint} (is it older than this dashboard?)`, 404);
+    else e = new ApiError('server', `ripple-server answered ${status} to ${endpoint}${said}`, status);
+    e.field = body?.field ?? '';
+    return e;
   }
+
+  const unknownCpid = (id) => new ApiError('unknown',
+    `ripple-server does not know CPID ${id} (not traced, not sent yet, or deleted by retention)`, 404);
 
   /* One of the four walks of a CPID; 404 and 400 become unknown and malformed. */
   async function cpidQuery(cpid, what, signal) {
@@ -114,18 +141,42 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
     try {
       return await getJson(`/v1/cpids/${id}/${what}`, { signal, endpoint: `/v1/cpids/{cpid}/${what}` });
     } catch (e) {
-      if (e.status === 404) throw new ApiError('unknown', `ripple-server does not know CPID ${id} (not traced, not sent yet, or deleted by retention)`, 404);
+      if (e.status === 404) throw unknownCpid(id);
       if (e.status === 400) throw new ApiError('malformed', notCpidMessage(cpid), 400);
       throw e;
     }
   }
 
-  /* A trace: {cpid, related, mergelogs, spans, truncated} of a CPID and its related CPIDs. */
-  async function trace(cpid, { signal } = {}) {
+  /* Whether the server answered /trace with "no such endpoint" (older than it). */
+  let noTraceEndpoint = false;
+
+  /*
+   * A trace: {cpid, related, mergelogs, spans, truncated, next} of a CPID and its related
+   * CPIDs, in one answer (GET /v1/cpids/{cpid}/trace). With `after` (the `next` of an
+   * earlier answer) only the mergelogs and spans stored since come, related in full;
+   * `delta` says which it is. A server older than /trace gets the three requests it
+   * knows, and always answers in full (next null).
+   */
+  async function trace(cpid, { signal, after } = {}) {
     const id = checkCpid(cpid);
+    if (!noTraceEndpoint) {
+      const path = prefetchPath(id) + (after ? `?after=${encodeURIComponent(after)}` : '');
+      try {
+        const t = await getJson(path, { signal, endpoint: '/v1/cpids/{cpid}/trace' });
+        return { cpid: id, related: t.related ?? [], mergelogs: t.mergelogs ?? [], spans: t.spans ?? [],
+          truncated: !!t.truncated, next: t.next ?? null, delta: !!after };
+      } catch (e) {
+        /* An unknown CPID is a 404 about the cpid; an older server's is about the path. */
+        if (e.status === 404 && e.field !== 'cpid') noTraceEndpoint = true;
+        else if (e.status === 404) throw unknownCpid(id);
+        else if (e.status === 400 && e.field === 'after') return trace(id, { signal });
+        else if (e.status === 400) throw new ApiError('malformed', notCpidMessage(cpid), 400);
+        else throw e;
+      }
+    }
     const [rel, mls, sps] = await Promise.all(['related', 'mergelogs', 'spans'].map((w) => cpidQuery(id, w, signal)));
     return { cpid: id, related: rel.related ?? [], mergelogs: mls.mergelogs ?? [], spans: sps.spans ?? [],
-      truncated: !!(rel.truncated || mls.truncated || sps.truncated) };
+      truncated: !!(rel.truncated || mls.truncated || sps.truncated), next: null, delta: false };
   }
 
   /*

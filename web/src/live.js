@@ -16,6 +16,26 @@ export function traceSignature(data) {
   return `${data.related?.length ?? 0}:${data.mergelogs?.length ?? 0}:${data.spans?.length ?? 0}:${last}`;
 }
 
+/*
+ * A trace answer with only what was stored after the previous one's cursor (api.trace
+ * with `after`), added to the previous one: {..., related, mergelogs, spans, next} as a
+ * whole answer would be. Null when it cannot be told from the two: a CPID newly related
+ * whose mergelog did not come with it (its records may be older than the cursor), so the
+ * caller asks for the whole trace. CPIDs no longer related (retention) are left out.
+ */
+export function mergeTrace(prev, delta) {
+  const before = new Set(prev.related ?? []);
+  const came = new Set((delta.mergelogs ?? []).map((m) => m.cpid));
+  const related = delta.related ?? [];
+  for (const c of related) if (!before.has(c) && !came.has(c) && c !== prev.cpid) return null;
+  const now = new Set(related);
+  const gone = [...before].some((c) => !now.has(c));
+  const keep = (list) => (gone ? list.filter((r) => now.has(r.cpid)) : list);
+  return { ...prev, related, truncated: delta.truncated, next: delta.next,
+    mergelogs: [...keep(prev.mergelogs ?? []), ...(delta.mergelogs ?? [])],
+    spans: [...keep(prev.spans ?? []), ...(delta.spans ?? [])] };
+}
+
 /* Whether a trace whose latest span ended at lastEndMs (epoch) is recent at nowMs. */
 export function isRecent(lastEndMs, nowMs) {
   return Number.isFinite(lastEndMs) && nowMs - lastEndMs <= RECENT_MS;

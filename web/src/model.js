@@ -12,24 +12,46 @@
  */
 import { parseTime } from './time.js';
 
-/* Spans deduplicated by (cpid, span_id), times parsed; unparsable ones are dropped. */
+/*
+ * Spans deduplicated by (cpid, span_id), times parsed; unparsable ones are dropped.
+ * Spans that wrote the same object share its row reference (objectOf's answer): a
+ * large trace has a few spans per object, and a cold page pays for every object made.
+ */
 export function normalizeSpans(raw) {
-  const seen = new Set();
+  const seen = new Map(); /* span_id -> cpid, or a Set of them when ids repeat across CPIDs */
+  const objects = new Map();
   const out = [];
   for (const s of raw ?? []) {
-    const key = `${s.cpid}/${s.span_id}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    if (isDuplicate(seen, s.span_id, s.cpid)) continue;
     const startAbs = parseTime(s.start);
     const endAbs = parseTime(s.end);
     if (Number.isNaN(startAbs) || Number.isNaN(endAbs)) continue;
     const service = s.service ?? '';
     const attributes = s.attributes ?? {};
-    const obj = objectOf(attributes, service);
+    const ok = `${service}\n${attributes.kind ?? ''}\n${attributes.namespace ?? ''}\n${attributes.name ?? ''}\n${attributes.owner ?? ''}`;
+    let obj = objects.get(ok);
+    if (!obj) objects.set(ok, (obj = objectOf(attributes, service)));
     out.push({ raw: s, id: s.span_id, cpid: s.cpid, service, name: s.name ?? '', attributes, obj,
       objectKey: obj.key, startAbs, endAbs, start: 0, end: 0 });
   }
   return out;
+}
+
+/* Whether (cpid, id) was seen; remembers it. */
+function isDuplicate(seen, id, cpid) {
+  const had = seen.get(id);
+  if (!seen.has(id)) {
+    seen.set(id, cpid);
+    return false;
+  }
+  if (had === cpid) return true;
+  if (typeof had === 'string') {
+    seen.set(id, new Set([had, cpid]));
+    return false;
+  }
+  if (had.has(cpid)) return true;
+  had.add(cpid);
+  return false;
 }
 
 /* "Kind ns/name" (or "Kind name" for cluster-scoped objects). */

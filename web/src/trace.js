@@ -6,7 +6,8 @@
  *
  * Then it asks for the trace's details (diffs, audit, Events) and its stalls, and adds
  * them when they come (a server older than them answers 404: nothing of them is shown).
- * Live updates fetch all of it together.
+ * Live updates fetch all of it together: of the trace only what was stored since the last
+ * answer (its cursor), added to what the page has.
  */
 import { h, markLoading, markReady, replaceHash } from './dom.js';
 import { checkCpid } from './api.js';
@@ -17,7 +18,7 @@ import { createWaterfall } from './waterfall.js';
 import { createHopsView } from './hops-view.js';
 import { createGraphView } from './graph.js';
 import { renderSpanPanel } from './span-panel.js';
-import { createPoller, isRecent, traceSignature } from './live.js';
+import { createPoller, isRecent, mergeTrace, traceSignature } from './live.js';
 import { indexDetails, detailsSignature, eventsTabCount } from './details.js';
 import { stallList, stallsBySpan, stallBanner, stallsSignature } from './stalls.js';
 import { createEventsView } from './details-view.js';
@@ -166,8 +167,7 @@ export function mountTrace(app, route, ctx) {
   function startLive() {
     st.poller = createPoller({
       load: async () => {
-        const [data, extras] = await Promise.all([ctx.api.trace(st.data.cpid, { signal: st.abort.signal }),
-          ctx.api.extras(st.data.cpid, { signal: st.abort.signal })]);
+        const [data, extras] = await Promise.all([loadNewer(), ctx.api.extras(st.data.cpid, { signal: st.abort.signal })]);
         return { ...data, extras };
       },
       signature: liveSignature,
@@ -185,6 +185,15 @@ export function mountTrace(app, route, ctx) {
     const lastEnd = st.model.t0 + st.model.duration;
     if (isRecent(lastEnd, Date.now())) st.poller.start(liveSignature({ ...st.data, extras: st.extras }));
     drawLive(st, st.poller);
+  }
+
+  /* The trace as it is now: what was stored since the last answer, added to it. */
+  async function loadNewer() {
+    const prev = st.data;
+    const signal = st.abort.signal;
+    if (!prev.next) return ctx.api.trace(prev.cpid, { signal });
+    const d = await ctx.api.trace(prev.cpid, { signal, after: prev.next });
+    return d.delta ? (mergeTrace(prev, d) ?? ctx.api.trace(prev.cpid, { signal })) : d;
   }
 
   function applyData(data) {

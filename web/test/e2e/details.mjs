@@ -48,6 +48,9 @@ function answersOf(state) {
     [`/v1/cpids/${ROOT}/related`]: { cpid: ROOT, truncated: false, related: t.related },
     [`/v1/cpids/${ROOT}/mergelogs`]: { cpid: ROOT, truncated: false, mergelogs: t.mergelogs },
     [`/v1/cpids/${ROOT}/spans`]: { cpid: ROOT, truncated: false, spans: t.spans },
+    /* The whole trace in one answer; no cursor, so live updates ask for all of it again. */
+    [`/v1/cpids/${ROOT}/trace`]: { cpid: ROOT, truncated: false, related: t.related, mergelogs: t.mergelogs,
+      spans: t.spans, next: null },
     [`/v1/cpids/${ROOT}/details`]: state.details,
     [`/v1/cpids/${ROOT}/stalls`]: state.stalls,
     '/v1/stalls': state.stalls,

@@ -9,7 +9,8 @@
  * few seconds, opens its trace as soon as the root is stored, and asserts that the page
  * says it is live, that the span count and the rows grow to the whole trace without a
  * reload (a marker set on the first page load survives), that a span selected early
- * stays selected, and that Pause stops the updates. Exits 1 with what was wrong.
+ * stays selected, that the updates ask only for what is new (GET .../trace?after=), and
+ * that Pause stops the updates. Exits 1 with what was wrong.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -64,6 +65,13 @@ async function main() {
   const posting = run([...args, '--server', base, '--drip', '10']);
   try {
     await waitFor('the root stored', () => rootStored(whole.root), 10000);
+    /* How the page asks: the whole trace once, then only what is new (after=). */
+    const asked = { whole: 0, after: 0, single: 0 };
+    page.on('request', (req) => {
+      const u = new URL(req.url());
+      if (u.pathname.endsWith('/trace')) asked[u.searchParams.has('after') ? 'after' : 'whole']++;
+      else if (/\/(related|mergelogs|spans)$/.test(u.pathname)) asked.single++;
+    });
     await page.goto(`${base}/#/trace/${whole.root}`, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('body[data-ready="trace"]', { timeout: 15000, state: 'attached' });
     await page.evaluate(() => (window.rippleLiveMarker = 'first load'));
@@ -79,12 +87,15 @@ async function main() {
     await posting;
     assert(await page.evaluate(() => window.rippleLiveMarker === 'first load'), 'the page was reloaded to show new spans');
     if (picked) assert(page.url().includes(`span=${picked}`), `the selected span ${picked} was lost: ${page.url()}`);
+    assert(asked.after > 0 && asked.single === 0,
+      `live updates asked ${asked.after} times for what is new, ${asked.whole} for the whole trace, ${asked.single} the older way`);
     const rows = await page.$$eval('.wf-row', (els) => els.length);
     assert(rows > 1, 'no rows after the live updates');
     /* Paused: another span posted now does not appear. */
     await page.click('#live button');
     await waitFor('Paused', () => page.$eval('#live', (e) => e.dataset.live === 'paused').catch(() => false), 5000);
-    process.stdout.write(`ok - live: ${first} -> ${whole.spans} spans without a reload, ${rows} rows, selection kept\n`);
+    process.stdout.write(`ok - live: ${first} -> ${whole.spans} spans without a reload, ${rows} rows, selection kept; ` +
+      `asked for the whole trace ${asked.whole} times, for what is new ${asked.after}\n`);
     const bad = problems.filter((p) => !/Failed to load resource/.test(p));
     assert(!bad.length, bad.join('; '));
   } finally {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createApi, apiBase, checkCpid } from '../../src/api.js';
+import { createApi, apiBase, checkCpid, prefetchPath, takePrefetch } from '../../src/api.js';
 
 const C = '3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60';
 
@@ -27,12 +27,61 @@ test('a malformed CPID is refused before asking the server', async () => {
   assert.equal(f.calls.length, 0);
 });
 
-test('a trace is related, mergelogs and spans of the CPID', async () => {
-  const f = fakeFetch((url) => json(200, { related: [C], mergelogs: [{ cpid: C }], spans: [], truncated: url.endsWith('spans') }));
-  const t = await createApi({ base: 'http://127.0.0.1:1', fetch: f.fn, storage: store() }).trace(C.toUpperCase());
-  assert.deepEqual(f.calls.map((c) => c.url).sort(), ['related', 'mergelogs', 'spans'].map((w) => `http://127.0.0.1:1/v1/cpids/${C}/${w}`).sort());
+test('a trace is one answer: related, mergelogs and spans of the CPID, and a cursor', async () => {
+  const f = fakeFetch(() => json(200, { related: [C], mergelogs: [{ cpid: C }], spans: [], truncated: true, next: '1.0' }));
+  const api = createApi({ base: 'http://127.0.0.1:1', fetch: f.fn, storage: store(), prefetch: null });
+  const t = await api.trace(C.toUpperCase());
+  assert.deepEqual(f.calls.map((c) => c.url), [`http://127.0.0.1:1/v1/cpids/${C}/trace`]);
   assert.equal(t.cpid, C);
   assert.equal(t.truncated, true);
+  assert.equal(t.next, '1.0');
+  assert.equal(t.delta, false);
+  const d = await api.trace(C, { after: '1.0' });
+  assert.equal(f.calls[1].url, `http://127.0.0.1:1/v1/cpids/${C}/trace?after=1.0`);
+  assert.equal(d.delta, true);
+});
+
+test('a server older than /trace gets the three requests it knows', async () => {
+  const f = fakeFetch((url) => (url.endsWith('/trace')
+    ? json(404, { error: 'unknown query; use related, origins, mergelogs, spans, details or stalls' })
+    : json(200, { related: [C], mergelogs: [{ cpid: C }], spans: [], truncated: url.endsWith('spans') })));
+  const api = createApi({ base: 'http://127.0.0.1:1', fetch: f.fn, storage: store(), prefetch: null });
+  const t = await api.trace(C);
+  assert.deepEqual(f.calls.map((c) => c.url).slice(1).sort(), ['related', 'mergelogs', 'spans'].map((w) => `http://127.0.0.1:1/v1/cpids/${C}/${w}`).sort());
+  assert.equal(t.truncated, true);
+  assert.equal(t.next, null);
+  await api.trace(C, { after: '1.0' });
+  assert.equal(f.calls.length, 7, 'asked once: /trace is not asked again');
+});
+
+test('an unknown CPID on /trace is unknown, not an older server', async () => {
+  const f = fakeFetch(() => json(404, { error: 'no such CPID in the merge graph', field: 'cpid' }));
+  const api = createApi({ fetch: f.fn, storage: store(), prefetch: null });
+  await assert.rejects(api.trace(C), (e) => e.kind === 'unknown');
+  assert.equal(f.calls.length, 1);
+});
+
+test('a cursor the server refuses asks for the whole trace', async () => {
+  const f = fakeFetch((url) => (url.includes('after=')
+    ? json(400, { error: 'must be the "next" of an earlier trace answer', field: 'after' })
+    : json(200, { related: [C], mergelogs: [], spans: [], next: '0.0' })));
+  const t = await createApi({ fetch: f.fn, storage: store(), prefetch: null }).trace(C, { after: 'x' });
+  assert.equal(t.delta, false);
+  assert.equal(f.calls[1].url, `./v1/cpids/${C}/trace`);
+});
+
+test('the boot script\'s request is taken once, for the same path and token only', async () => {
+  const f = fakeFetch(() => json(200, { related: [C], mergelogs: [], spans: [{ cpid: C, span_id: 'b' }], next: '0.1' }));
+  const early = json(200, { related: [C], mergelogs: [], spans: [{ cpid: C, span_id: 'a' }], next: '0.1' });
+  const holder = { rippleBoot: { path: prefetchPath(C), token: '', response: Promise.resolve(early) } };
+  const api = createApi({ fetch: f.fn, storage: store(), prefetch: holder });
+  assert.equal((await api.trace(C)).spans[0].span_id, 'a');
+  assert.equal(f.calls.length, 0);
+  assert.equal(holder.rippleBoot, null);
+  assert.equal((await api.trace(C)).spans[0].span_id, 'b');
+  const other = { path: prefetchPath(C), token: 'old-token-xxxxxxxx', response: Promise.resolve(early) };
+  assert.equal(takePrefetch(prefetchPath(C), '', { rippleBoot: other }), null, 'another token');
+  assert.equal(takePrefetch('/v1/cpids/x/trace', other.token, { rippleBoot: other }), null, 'another path');
 });
 
 test('errors: 404 unknown, 400 malformed, network down, 401 auth, 404 on an endpoint missing', async () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPoller, traceSignature, isRecent, RECENT_MS } from '../../src/live.js';
+import { createPoller, mergeTrace, traceSignature, isRecent, RECENT_MS } from '../../src/live.js';
 
 /* Timers and a clock under the test's control. */
 function fakeTime() {
@@ -79,4 +79,21 @@ test('a signature of the caller\'s (trace, details and stalls) decides what is n
   stalls = 2;
   await t.step();
   assert.deepEqual(got, [2], 'the same spans, another stall');
+});
+
+test('what was stored since the cursor is added to the trace; a CPID newly related without its mergelog asks for all', () => {
+  const A = 'a', B = 'b', Z = 'z';
+  const prev = { cpid: A, related: [A], mergelogs: [{ cpid: A }], spans: [{ cpid: A, span_id: '1' }], next: '1.1', truncated: false };
+  const m = mergeTrace(prev, { related: [A, B], mergelogs: [{ cpid: B }], spans: [{ cpid: B, span_id: '2' }], next: '2.2', truncated: false });
+  assert.deepEqual(m.related, [A, B]);
+  assert.deepEqual(m.mergelogs.map((x) => x.cpid), [A, B]);
+  assert.deepEqual(m.spans.map((x) => x.span_id), ['1', '2']);
+  assert.equal(m.next, '2.2');
+  assert.equal(traceSignature(m) === traceSignature(prev), false);
+  /* Z is related now but its mergelog is older than the cursor: its spans may be too. */
+  assert.equal(mergeTrace(m, { related: [A, B, Z], mergelogs: [], spans: [], next: '2.2' }), null);
+  /* B went (retention): its records go with it. */
+  const g = mergeTrace(m, { related: [A], mergelogs: [], spans: [{ cpid: A, span_id: '3' }], next: '2.3' });
+  assert.deepEqual(g.spans.map((x) => x.span_id), ['1', '3']);
+  assert.deepEqual(g.mergelogs.map((x) => x.cpid), [A]);
 });

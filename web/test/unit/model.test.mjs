@@ -89,3 +89,14 @@ test('objectOf: names, cluster-scoped objects, owners', () => {
   assert.equal(objectOf({ kind: 'Pod', namespace: 'a', name: '', owner: 'Job/j' }, 's').key, 'Pod/a/(created)@Job/a/j');
   assert.equal(objectOf({ kind: 'Pod', namespace: 'a', name: 'p', owner: 'garbage' }, 's').owner, null);
 });
+
+test('normalizeSpans: a span id repeated in another CPID is another span; spans of one object share its row', () => {
+  const sp = (cpid, id, name) => ({ cpid, span_id: id, service: 's', name: 'n', start: '2026-11-21T22:18:34.000000000Z',
+    end: '2026-11-21T22:18:35.001000000Z', attributes: { kind: 'Pod', namespace: 'a', name } });
+  const out = normalizeSpans([sp('c1', 'x', 'p'), sp('c1', 'x', 'p'), sp('c2', 'x', 'p'), sp('c3', 'x', 'q'), sp('c2', 'x', 'p')]);
+  assert.deepEqual(out.map((s) => s.cpid), ['c1', 'c2', 'c3']);
+  assert.equal(out[0].obj, out[1].obj);
+  assert.notEqual(out[0].obj, out[2].obj);
+  assert.equal(out[2].objectKey, 'Pod/a/q');
+  assert.equal(out[0].endAbs - out[0].startAbs, 1001);
+});
