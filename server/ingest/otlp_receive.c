@@ -616,6 +616,10 @@ int otlp_receive_batch(otlp_encoding_t enc, const void *body, size_t len, const 
   if (!d || !c.tmp) goto done;
   *d = (direct_t){.b = out, .err = err};
   sbuf_init(&d->text);
+  /* The canonical bodies take about 1.5 times the protobuf: room for them at
+   * once rather than a doubling and a copy per power of two. */
+  size_t cap = len * 2 + 256;
+  if ((out->body.p = malloc(cap))) out->body.cap = cap, out->body.p[0] = '\0';
   rc = enc == OTLP_PROTOBUF ? receive_pb(&c, body, len) : receive_json(&c, body, len);
   if (rc == RIPPLE_OK && d->text.oom) rc = RIPPLE_ENOMEM;
   /* dec_decode's precedence: too many records over a bad one. */
