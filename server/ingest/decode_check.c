@@ -68,8 +68,12 @@ int dec_check_attr(const dec_limits_t *lim, long index, const char *key, size_t 
 
 int dec_check_span(const dec_limits_t *lim, const ripple_span_rec_t *sp, long index,
                    dec_error_t *err) {
+  /* Ids are held to the string limit as the 16 hex digits of their text. */
+  enum { ID_TEXT = 16 };
   int rc = dec_check_cpid(&sp->cpid, index, err);
+  if (rc == RIPPLE_OK) rc = dec_check_text(lim, index, "span_id", ID_TEXT, err);
   if (rc == RIPPLE_OK) rc = dec_check_span_id(sp->span_id, index, "span_id", err);
+  if (rc == RIPPLE_OK && sp->parent_id) rc = dec_check_text(lim, index, "parent_id", ID_TEXT, err);
   if (rc == RIPPLE_OK) rc = dec_check_text(lim, index, "service", strlen(sp->service), err);
   if (rc == RIPPLE_OK) rc = dec_check_text(lim, index, "name", strlen(sp->name), err);
   if (rc == RIPPLE_OK) rc = dec_check_span_times(sp->start_ns, sp->end_ns, index, err);
