@@ -450,6 +450,22 @@ static void bench_graph(uint64_t nv) {
 
 /* ---- OTLP: POST /v1/traces ------------------------------------------------------ */
 
+/* The text of attribute k of span i (64 bytes at most). */
+static void attr_text(size_t i, int k, const ripple_cpid_t *c, char *t) {
+  switch (k) {
+    case 0: ripple_cpid_format(c, t); break;
+    case 1: snprintf(t, 64, "%s", kinds[i % 4]); break;
+    case 2: snprintf(t, 64, "default"); break;
+    case 3: snprintf(t, 64, "web-7d9f8b6c5-%05zu", i % 100000); break;
+    case 4:
+      snprintf(t, 64, "5b0c1f7e-2b7a-4c39-9b1e-%012" PRIu64, (uint64_t)(rng() % 1000000000000ULL));
+      break;
+    case 5: snprintf(t, 64, "%" PRIu64, rng() % 1000000); break;
+    case 6: snprintf(t, 64, "system:serviceaccount:kube-system:%s", components[i % 4]); break;
+    default: snprintf(t, 64, "UPDATE"); break;
+  }
+}
+
 /* An ExportTraceServiceRequest of n spans as an instrumented controller sends
  * them: one resource (service.name), one scope, each span in its own CPID's
  * trace, 8 string attributes (ripple.cpid, so that ripple takes a CPID it has
@@ -487,19 +503,7 @@ static void otlp_request(size_t n, sbuf_t *out) {
     for (int k = 0; k < NA; k++) {
       size_t j = NA * i + (size_t)k;
       char *t = text + 64 * j;
-      switch (k) {
-        case 0: ripple_cpid_format(&c, t); break;
-        case 1: snprintf(t, 64, "%s", kinds[i % 4]); break;
-        case 2: snprintf(t, 64, "default"); break;
-        case 3: snprintf(t, 64, "web-7d9f8b6c5-%05zu", i % 100000); break;
-        case 4:
-          snprintf(t, 64, "5b0c1f7e-2b7a-4c39-9b1e-%012" PRIu64,
-                   (uint64_t)(rng() % 1000000000000ULL));
-          break;
-        case 5: snprintf(t, 64, "%" PRIu64, rng() % 1000000); break;
-        case 6: snprintf(t, 64, "system:serviceaccount:kube-system:%s", components[i % 4]); break;
-        default: snprintf(t, 64, "UPDATE"); break;
-      }
+      attr_text(i, k, &c, t);
       ripple__otlp__any_value__init(&av[j]);
       av[j].value_case = RIPPLE__OTLP__ANY_VALUE__VALUE_STRING_VALUE;
       av[j].string_value = t;

@@ -30,6 +30,7 @@
 
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,8 +292,8 @@ static void span_end(conv_t *c) {
 
 /* protobuf-c allocates from this: a request may not take more than its budget.
  * The request's messages come from an arena (chunks, freed all at once: one
- * malloc per 64 KiB instead of one per message, string and array, which was
- * most of decoding's time); the budget counts every byte asked for, given
+ * chunk per 64 KiB instead of a malloc per message, string and array, which
+ * was most of decoding's time); the budget counts every byte asked for, given
  * back or not. Array values, unpacked and freed one at a time while the
  * spans are read, come from the heap and give their bytes back. */
 typedef struct budget {
@@ -302,7 +303,44 @@ typedef struct budget {
 } budget_t;
 
 #define ARENA_CHUNK ((size_t)64 << 10)
-#define ARENA_HEAD ((size_t)16) /* keeps what follows aligned for any message */
+#define ARENA_HEAD ((size_t)16) /* the chunk before; keeps what follows aligned */
+#define ARENA_SPARE 64          /* chunks kept between requests: 4 MiB */
+
+/* Whole chunks kept for the next request rather than given back to the C
+ * library, which returns them to the kernel: a request's megabyte of
+ * messages then page-faulted in again each time (a sixth of decoding).
+ * Shared by the connections' threads; a lock per chunk taken or given. */
+static pthread_mutex_t spare_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *spare; /* a list through the chunks' heads */
+static size_t nspare;
+
+static char *chunk_new(size_t cap) {
+  char *c = NULL;
+  if (cap == ARENA_CHUNK) {
+    pthread_mutex_lock(&spare_mu);
+    if ((c = spare)) memcpy(&spare, c, sizeof spare), nspare--;
+    pthread_mutex_unlock(&spare_mu);
+  }
+  return c ? c : malloc(cap);
+}
+
+static void chunk_drop(char *c, size_t cap) {
+  if (cap == ARENA_CHUNK) {
+    pthread_mutex_lock(&spare_mu);
+    int keep = nspare < ARENA_SPARE;
+    if (keep) memcpy(c, &spare, sizeof spare), spare = c, nspare++;
+    pthread_mutex_unlock(&spare_mu);
+    if (keep) return;
+  }
+  free(c);
+}
+
+/* Each chunk's head: the chunk before it and its size. */
+typedef struct chunk_head {
+  char *prev;
+  size_t cap;
+} chunk_head_t;
+_Static_assert(sizeof(chunk_head_t) <= ARENA_HEAD, "a chunk's head fits before its messages");
 
 static void *arena_alloc(void *ud, size_t n) {
   budget_t *b = ud;
@@ -311,9 +349,10 @@ static void *arena_alloc(void *ud, size_t n) {
   n = (n + 15) & ~(size_t)15;
   if (b->cap - b->used < n) {
     size_t cap = n + ARENA_HEAD > ARENA_CHUNK ? n + ARENA_HEAD : ARENA_CHUNK;
-    char *c = malloc(cap);
+    char *c = chunk_new(cap);
     if (!c) return NULL;
-    memcpy(c, &b->chunk, sizeof b->chunk);
+    chunk_head_t h = {b->chunk, cap};
+    memcpy(c, &h, sizeof h);
     b->chunk = c, b->used = ARENA_HEAD, b->cap = cap;
   }
   void *p = b->chunk + b->used;
@@ -325,10 +364,10 @@ static void arena_free(void *ud, void *ptr) { (void)ud, (void)ptr; }
 
 static void arena_release(budget_t *b) {
   while (b->chunk) {
-    char *prev;
-    memcpy(&prev, b->chunk, sizeof prev);
-    free(b->chunk);
-    b->chunk = prev;
+    chunk_head_t h;
+    memcpy(&h, b->chunk, sizeof h);
+    chunk_drop(b->chunk, h.cap);
+    b->chunk = h.prev;
   }
 }
 
