@@ -104,6 +104,7 @@ bench: build lab
 	@scripts/with-lab bench/bench-guard.sh --build $(BUILD)/release
 	@bench/bench-dashboard.sh --build $(BUILD)/release
 	@bench/bench-otlp.sh --build $(BUILD)/release
+	@bench/bench-vs-jaeger.sh --build $(BUILD)/release
 	@bench/bench-details.sh --build $(BUILD)/release
 	@$(BUILD)/release/bench/bench_server
 	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/bin/ripple-server

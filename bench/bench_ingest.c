@@ -17,6 +17,12 @@
  * server that is already running instead of starting one. With --rate the
  * connections together send R records per second at most (each request on a
  * schedule), for measuring something else under a steady load.
+ *
+ *   bench_ingest --port P --kind otlp --body FILE [--batch SPANS] [--token T]
+ *
+ * sends the same pre-built OTLP/HTTP protobuf request (FILE, holding --batch
+ * spans) to POST /v1/traces over and over, unchanged: to ripple-server or to
+ * any other OTLP receiver (bench-vs-jaeger.sh). --token adds a bearer token.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -46,7 +52,12 @@ typedef struct opts {
   const char *kind, *sync;
   int port;
   double rate; /* records per second over all connections; 0: as fast as the server takes */
+  const char *body, *token; /* --kind otlp: the request sent; a bearer token */
 } opts_t;
+
+/* --kind otlp: the request every connection sends, read once. */
+static char *otlp_body;
+static size_t otlp_len;
 
 static int64_t mono_ns(void) {
   struct timespec ts;
@@ -211,6 +222,8 @@ typedef struct worker {
   int conn, port, mergelogs, batch;
   int64_t interval_ns; /* between requests (--rate); 0: none */
   uint32_t run;
+  int otlp;          /* send otlp_body to /v1/traces */
+  const char *token; /* bearer token, or NULL */
   int64_t deadline;
   pthread_t thread;
   uint64_t records, requests, failures;
@@ -280,14 +293,21 @@ static void note_latency(worker_t *w, int64_t ns) {
 
 static void *work(void *arg) {
   worker_t *w = arg;
-  body_t b;
-  body_build(&b, w->mergelogs, w->batch, w->run, w->conn);
-  char head[256], ans[4096];
+  body_t b = {0};
+  if (w->otlp)
+    b.p = otlp_body, b.len = otlp_len;
+  else
+    body_build(&b, w->mergelogs, w->batch, w->run, w->conn);
+  char head[1024], auth[600] = "", ans[4096];
   size_t alen;
+  if (w->token) snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", w->token);
   int hlen = snprintf(head, sizeof head,
-                      "POST /v1/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                      "application/json\r\nContent-Length: %zu\r\n\r\n",
-                      w->mergelogs ? "mergelogs" : "spans", b.len);
+                      "POST /v1/%s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Type: "
+                      "application/%s\r\nContent-Length: %zu\r\n\r\n",
+                      w->otlp        ? "traces"
+                      : w->mergelogs ? "mergelogs"
+                                     : "spans",
+                      auth, w->otlp ? "x-protobuf" : "json", b.len);
   int fd = dial(w->port);
   int64_t next = mono_ns();
   for (uint64_t first = 1000; fd >= 0 && mono_ns() < w->deadline; first += (uint64_t)w->batch) {
@@ -296,7 +316,7 @@ static void *work(void *arg) {
       int64_t d = next - mono_ns();
       if (d > 0) nanosleep(&(struct timespec){d / 1000000000, d % 1000000000}, NULL);
     }
-    body_stamp(&b, first);
+    if (!w->otlp) body_stamp(&b, first);
     struct iovec iov[2] = {{head, (size_t)hlen}, {b.p, b.len}};
     int64_t t0 = mono_ns();
     int status = send_all(fd, iov, 2) == 0 ? read_answer(fd, ans, sizeof ans, &alen) : -1;
@@ -313,7 +333,7 @@ static void *work(void *arg) {
     }
   }
   if (fd >= 0) close(fd);
-  free(b.p);
+  if (!w->otlp) free(b.p);
   free(b.st);
   return NULL;
 }
@@ -463,6 +483,8 @@ static void queries(int port, uint32_t run_id, const worker_t *w, int conns, con
 }
 
 static void run(const opts_t *o, int mergelogs, const char *sync) {
+  int otlp = mergelogs < 0;
+  if (otlp) mergelogs = 0;
   server_t srv = {0};
   int port = o->port;
   if (!port && (port = server_start(&srv, o->server, sync)) < 0) {
@@ -480,6 +502,8 @@ static void run(const opts_t *o, int mergelogs, const char *sync) {
         (worker_t){.conn = i,
                    .port = port,
                    .mergelogs = mergelogs,
+                   .otlp = otlp,
+                   .token = o->token,
                    .batch = o->batch,
                    .run = run_id,
                    .interval_ns = o->rate > 0 ? (int64_t)(1e9 * o->batch * o->conns / o->rate) : 0,
@@ -504,9 +528,12 @@ static void run(const opts_t *o, int mergelogs, const char *sync) {
   }
   qsort(lat, nlat, sizeof *lat, cmp_i64);
   double rate = (double)records / secs;
-  int target = !strcmp(sync, "normal") && o->rate <= 0, ok = !target || rate >= TARGET;
+  int target = !otlp && !strcmp(sync, "normal") && o->rate <= 0, ok = !target || rate >= TARGET;
   printf("  %s, sync=%s, %d connections x %d records per request:\n",
-         mergelogs ? "mergelogs" : "spans", sync, o->conns, o->batch);
+         otlp        ? "OTLP spans"
+         : mergelogs ? "mergelogs"
+                     : "spans",
+         otlp ? "(server's)" : sync, o->conns, o->batch);
   printf("    %8.0f records/s acknowledged", rate);
   if (target) printf("   target >= %d/s  %s", TARGET, ok ? "ok" : "MISSED");
   printf("\n    %" PRIu64 " records in %.1f s, %" PRIu64
@@ -528,11 +555,13 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_ingest --server PATH [--seconds S] [--conns N] [--batch N]\n"
           "                    [--kind mergelogs|spans|both] [--sync normal|full|both] [--port P]\n"
-          "                    [--rate RECORDS_PER_S]\n");
+          "                    [--rate RECORDS_PER_S]\n"
+          "       bench_ingest --port P --kind otlp --body FILE [--batch SPANS_IN_FILE]\n"
+          "                    [--conns N] [--seconds S] [--token T]\n");
 }
 
 int main(int argc, char **argv) {
-  opts_t o = {NULL, 10, 4, 1000, "both", "both", 0, 0};
+  opts_t o = {NULL, 10, 4, 1000, "both", "both", 0, 0, NULL, NULL};
   for (int i = 1; i + 1 < argc; i += 2) {
     const char *a = argv[i], *v = argv[i + 1];
     if (!strcmp(a, "--server"))
@@ -551,6 +580,10 @@ int main(int argc, char **argv) {
       o.port = (int)strtol(v, NULL, 10);
     else if (!strcmp(a, "--rate"))
       o.rate = strtod(v, NULL);
+    else if (!strcmp(a, "--body"))
+      o.body = v;
+    else if (!strcmp(a, "--token"))
+      o.token = v;
     else
       return usage(), 2;
   }
@@ -559,6 +592,24 @@ int main(int argc, char **argv) {
       o.batch < 1 || o.batch > 10000 || o.seconds <= 0)
     return usage(), 2;
   signal(SIGPIPE, SIG_IGN);
+  if (!strcmp(o.kind, "otlp")) { /* a receiver already running: one run, as is */
+    FILE *f = o.body && o.port ? fopen(o.body, "rb") : NULL;
+    if (!f) return usage(), 2;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+      char *p = realloc(otlp_body, otlp_len + n);
+      if (!p) abort();
+      otlp_body = p;
+      memcpy(otlp_body + otlp_len, buf, n);
+      otlp_len += n;
+    }
+    fclose(f);
+    printf("OTLP/HTTP protobuf into port %d (load on core 1), %.0f s\n", o.port, o.seconds);
+    run(&o, -1, "normal");
+    free(otlp_body);
+    return failures ? 1 : 0;
+  }
   printf("ripple-server ingest on loopback (server on core 0, load on core 1), %.0f s each\n",
          o.seconds);
   const char *syncs[] = {"normal", "full"};

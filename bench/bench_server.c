@@ -8,8 +8,13 @@
  *   graph     related-CPIDs query on a synthetic merge graph: p99 < 5 ms at
  *             10 million vertices; memory per vertex < 100 bytes
  *   startup   rebuilding the graph from a database of mergelogs at start
+ *   otlp      POST /v1/traces in-process: an OTLP protobuf request of 1,000
+ *             spans decoded into records, and through srv_ingest_otlp
  *
- *   bench_server [phases|graph|startup|all] [--vertices N] [--startup-n N]
+ *   bench_server [phases|graph|startup|otlp|all] [--vertices N] [--startup-n N]
+ *   bench_server otlp-request FILE [--spans N]
+ *             writes one OTLP/HTTP protobuf request (an ExportTraceServiceRequest
+ *             of N spans, 8 string attributes each) for bench-vs-jaeger.sh
  *
  * Defaults keep `make bench` short (graph at 10M vertices, start-up at 1M);
  * RIPPLE_BENCH_FULL=1 measures start-up at 10M too. HTTP on top of this is
@@ -27,6 +32,8 @@
 #include "benchutil.h"
 #include "graph/graph.h"
 #include "ingest/decode.h"
+#include "ingest/otlp.h"
+#include "ingest/otlp.pb-c.h"
 #include "ripplex/clock.h"
 #include "ripplex/sbuf.h"
 #include "ripplex/wire.h"
@@ -441,6 +448,181 @@ static void bench_graph(uint64_t nv) {
   bench_rmtree(dir);
 }
 
+/* ---- OTLP: POST /v1/traces ------------------------------------------------------ */
+
+/* The text of attribute k of span i (64 bytes at most). */
+static void attr_text(size_t i, int k, const ripple_cpid_t *c, char *t) {
+  switch (k) {
+    case 0: ripple_cpid_format(c, t); break;
+    case 1: snprintf(t, 64, "%s", kinds[i % 4]); break;
+    case 2: snprintf(t, 64, "default"); break;
+    case 3: snprintf(t, 64, "web-7d9f8b6c5-%05zu", i % 100000); break;
+    case 4:
+      snprintf(t, 64, "5b0c1f7e-2b7a-4c39-9b1e-%012" PRIu64, (uint64_t)(rng() % 1000000000000ULL));
+      break;
+    case 5: snprintf(t, 64, "%" PRIu64, rng() % 1000000); break;
+    case 6: snprintf(t, 64, "system:serviceaccount:kube-system:%s", components[i % 4]); break;
+    default: snprintf(t, 64, "UPDATE"); break;
+  }
+}
+
+/* An ExportTraceServiceRequest of n spans as an instrumented controller sends
+ * them: one resource (service.name), one scope, each span in its own CPID's
+ * trace, 8 string attributes (ripple.cpid, so that ripple takes a CPID it has
+ * not seen, and the 7 the webhook gives its spans). The same bytes go to
+ * ripple and to Jaeger (bench-vs-jaeger.sh). */
+static void otlp_request(size_t n, sbuf_t *out) {
+  enum { NA = 8 };
+  static const char *const keys[NA] = {"ripple.cpid",     "kind", "namespace", "name", "uid",
+                                       "resourceVersion", "user", "operation"};
+  Ripple__Otlp__Span *spans = calloc(n, sizeof *spans);
+  Ripple__Otlp__Span **sp = calloc(n, sizeof(Ripple__Otlp__Span *));
+  Ripple__Otlp__KeyValue *kv = calloc(n * NA, sizeof *kv);
+  Ripple__Otlp__KeyValue **kvp = calloc(n * NA, sizeof(Ripple__Otlp__KeyValue *));
+  Ripple__Otlp__AnyValue *av = calloc(n * NA + 1, sizeof *av);
+  char *text = calloc(n * NA, 64);
+  uint8_t *ids = calloc(n, 32);
+  if (!spans || !sp || !kv || !kvp || !av || !text || !ids) abort();
+  for (size_t i = 0; i < n; i++) {
+    ripple_cpid_t c;
+    random_cpid(&c);
+    uint64_t sid = rng() | 1, pid = rng() | 1;
+    uint8_t *id = ids + 32 * i;
+    memcpy(id, c.b, 16), memcpy(id + 16, &sid, 8), memcpy(id + 24, &pid, 8);
+    ripple__otlp__span__init(&spans[i]);
+    Ripple__Otlp__Span *s = &spans[i];
+    s->trace_id = (ProtobufCBinaryData){16, id};
+    s->span_id = (ProtobufCBinaryData){8, id + 16};
+    if (i % 4) s->parent_span_id = (ProtobufCBinaryData){8, id + 24};
+    s->name = (char *)(i % 2 ? "syncReplicaSet" : "syncDeployment");
+    s->kind = 1;
+    s->start_time_unix_nano = 1795300000000000000ULL + i * 1000;
+    s->end_time_unix_nano = s->start_time_unix_nano + 250000;
+    s->n_attributes = NA;
+    s->attributes = kvp + NA * i;
+    for (int k = 0; k < NA; k++) {
+      size_t j = NA * i + (size_t)k;
+      char *t = text + 64 * j;
+      attr_text(i, k, &c, t);
+      ripple__otlp__any_value__init(&av[j]);
+      av[j].value_case = RIPPLE__OTLP__ANY_VALUE__VALUE_STRING_VALUE;
+      av[j].string_value = t;
+      ripple__otlp__key_value__init(&kv[j]);
+      kv[j].key = (char *)keys[k];
+      kv[j].value = &av[j];
+      kvp[j] = &kv[j];
+    }
+    sp[i] = s;
+  }
+  Ripple__Otlp__AnyValue svc = RIPPLE__OTLP__ANY_VALUE__INIT;
+  svc.value_case = RIPPLE__OTLP__ANY_VALUE__VALUE_STRING_VALUE;
+  svc.string_value = (char *)"bench-controller";
+  Ripple__Otlp__KeyValue svc_kv = RIPPLE__OTLP__KEY_VALUE__INIT, *svc_kvp = &svc_kv;
+  svc_kv.key = (char *)"service.name";
+  svc_kv.value = &svc;
+  Ripple__Otlp__Resource res = RIPPLE__OTLP__RESOURCE__INIT;
+  res.n_attributes = 1;
+  res.attributes = &svc_kvp;
+  Ripple__Otlp__InstrumentationScope scope = RIPPLE__OTLP__INSTRUMENTATION_SCOPE__INIT;
+  scope.name = (char *)"bench";
+  Ripple__Otlp__ScopeSpans ss = RIPPLE__OTLP__SCOPE_SPANS__INIT, *ssp = &ss;
+  ss.scope = &scope;
+  ss.n_spans = n;
+  ss.spans = sp;
+  Ripple__Otlp__ResourceSpans rs = RIPPLE__OTLP__RESOURCE_SPANS__INIT, *rsp = &rs;
+  rs.resource = &res;
+  rs.n_scope_spans = 1;
+  rs.scope_spans = &ssp;
+  Ripple__Otlp__ExportTraceServiceRequest req = RIPPLE__OTLP__EXPORT_TRACE_SERVICE_REQUEST__INIT;
+  req.n_resource_spans = 1;
+  req.resource_spans = &rsp;
+  size_t len = ripple__otlp__export_trace_service_request__get_packed_size(&req);
+  uint8_t *buf = malloc(len);
+  if (!buf) abort();
+  ripple__otlp__export_trace_service_request__pack(&req, buf);
+  sbuf_put(out, (const char *)buf, len);
+  free(buf), free(spans), free(sp), free(kv), free(kvp), free(av), free(text), free(ids);
+}
+
+static int write_otlp_request(const char *path, size_t n) {
+  sbuf_t b;
+  sbuf_init(&b);
+  otlp_request(n, &b);
+  FILE *f = fopen(path, "wb");
+  int ok = f && fwrite(b.p, 1, b.len, f) == b.len;
+  if (f && fclose(f) != 0) ok = 0;
+  sbuf_free(&b);
+  if (!ok) fprintf(stderr, "bench_server: cannot write %s\n", path);
+  return ok ? 0 : 1;
+}
+
+static int otlp_known_none(void *ud, const ripple_cpid_t *c) { return (void)ud, (void)c, 0; }
+
+/* Decoding alone (into records, as the server does), then all of POST
+ * /v1/traces but HTTP (srv_ingest_otlp: decode and the durable write). */
+static void bench_otlp(void) {
+  enum { REQS = 100, SPANS = 1000 };
+  sbuf_t body;
+  sbuf_init(&body);
+  otlp_request(SPANS, &body);
+  otlp_recv_t r = {.lim = &limits, .known = otlp_known_none};
+  printf(
+      "OTLP ingest, in-process, one thread, %d requests of %d spans (%zu bytes of protobuf "
+      "per span); per span: CPU of the process, elapsed\n",
+      REQS, SPANS, body.len / SPANS);
+  cost_t t0 = cost_start();
+  for (int i = 0; i < REQS; i++) {
+    otlp_result_t res;
+    sbuf_t json;
+    sbuf_init(&json);
+    dec_batch_t b;
+    dec_error_t err;
+    if (otlp_receive(OTLP_PROTOBUF, body.p, body.len, &r, &json, &res) != RIPPLE_OK ||
+        dec_decode(DEC_SPANS, json.p, json.len, &limits, &b, &err) != RIPPLE_OK)
+      failures++;
+    else
+      dec_batch_free(&b);
+    sbuf_free(&json);
+  }
+  show("otlp_receive + dec_decode (the JSON round trip)", per_record(t0, (size_t)REQS * SPANS));
+
+  t0 = cost_start();
+  for (int i = 0; i < REQS; i++) {
+    otlp_result_t res;
+    dec_batch_t b;
+    dec_error_t err;
+    if (otlp_receive_batch(OTLP_PROTOBUF, body.p, body.len, &r, &b, &res, &err) != RIPPLE_OK ||
+        res.accepted != SPANS)
+      failures++;
+    else
+      dec_batch_free(&b);
+  }
+  show("otlp_receive_batch (protobuf into records)", per_record(t0, (size_t)REQS * SPANS));
+  char *dir = temp_dir(), path[128], e[256];
+  snprintf(path, sizeof path, "%s/otlp.db", dir);
+  srv_config_t cfg = {.query_limit = 100000, .limits = limits, .db_path = path};
+  static srv_t s;
+  if (srv_open(&s, &cfg, e, sizeof e) != RIPPLE_OK) {
+    fprintf(stderr, "bench_server: %s\n", e);
+    failures++;
+  } else {
+    t0 = cost_start();
+    for (int i = 0; i < REQS; i++) {
+      sbuf_t ans;
+      sbuf_init(&ans);
+      dec_error_t err;
+      if (srv_ingest_otlp(&s, 0, body.p, body.len, &ans, &err) != 200) failures++;
+      sbuf_free(&ans);
+    }
+    cost_t all = per_record(t0, (size_t)REQS * SPANS);
+    show("srv_ingest_otlp: all of it but HTTP", all);
+    printf("  => %.0f spans per CPU-second\n", 1e9 / (double)all.cpu);
+    srv_close(&s);
+  }
+  bench_rmtree(dir);
+  sbuf_free(&body);
+}
+
 /* ---- start-up: rebuilding the graph from storage ------------------------------ */
 
 #define GEN_BATCH 10000
@@ -552,6 +734,8 @@ static void bench_startup(uint64_t n) {
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "all";
   int all = !strcmp(what, "all");
+  if (!strcmp(what, "otlp-request") && (argc == 3 || (argc == 5 && !strcmp(argv[3], "--spans"))))
+    return write_otlp_request(argv[2], argc == 5 ? strtoull(argv[4], NULL, 10) : 1000);
   ripple_log_setup("bench_server", RIPPLE_LOG_WARN, NULL, NULL);
   const char *full = getenv("RIPPLE_BENCH_FULL");
   uint64_t vertices = 10000000, startup = full && !strcmp(full, "1") ? 10000000 : 1000000;
@@ -561,14 +745,16 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--startup-n"))
       startup = strtoull(argv[i + 1], NULL, 10);
   if (!all && strcmp(what, "phases") != 0 && strcmp(what, "graph") != 0 &&
-      strcmp(what, "startup") != 0) {
+      strcmp(what, "startup") != 0 && strcmp(what, "otlp") != 0) {
     fprintf(stderr,
-            "usage: bench_server [phases|graph|startup|all] [--vertices N] "
-            "[--startup-n N]\n");
+            "usage: bench_server [phases|graph|startup|otlp|all] [--vertices N] "
+            "[--startup-n N]\n"
+            "       bench_server otlp-request FILE [--spans N]\n");
     return 2;
   }
   if (all || !strcmp(what, "phases")) bench_phases();
   if (all || !strcmp(what, "graph")) bench_graph(vertices);
   if (all || !strcmp(what, "startup")) bench_startup(startup);
+  if (all || !strcmp(what, "otlp")) bench_otlp();
   return failures ? 1 : 0;
 }

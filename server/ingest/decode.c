@@ -30,6 +30,7 @@
  */
 #include "ingest/decode.h"
 #include "ingest/decode_batch.h"
+#include "ingest/decode_check.h"
 
 #include "ripplex/cpid.h"
 #include "ripplex/jstrict.h"
@@ -223,8 +224,8 @@ static int get_str(dctx_t *d, const sval_t *v, const char *field, int required, 
     return RIPPLE_OK;
   }
   if (v->type != V_STRING) return fail(d, RIPPLE_EINVAL, field, "must be a string");
-  if (v->len > d->lim->max_string)
-    return fail(d, RIPPLE_ERANGE, field, "is longer than %zu bytes", d->lim->max_string);
+  int rc = dec_check_text(d->lim, d->index, field, v->len, d->err);
+  if (rc != RIPPLE_OK) return rc;
   *out = d->str.p + v->off;
   return RIPPLE_OK;
 }
@@ -234,7 +235,7 @@ static int get_cpid(dctx_t *d, const sval_t *v) {
   if (!v->ok)
     return fail(d, RIPPLE_EINVAL, "cpid",
                 "is not a CPID (a non-nil UUID like 3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60)");
-  return RIPPLE_OK;
+  return dec_check_cpid(&d->r.cpid, d->index, d->err);
 }
 
 /* Not held to max_string: the canonical form of a time (30 bytes) can be longer
@@ -261,17 +262,9 @@ static int get_span_id(dctx_t *d, const sval_t *v, const char *field, int requir
     if (h < 0) n = 0;
     id = id << 4 | (uint64_t)(h & 15);
   }
-  if (n != 16 || id == 0)
-    return fail(d, RIPPLE_EINVAL, field, "must be 16 lower-case hex digits, not all zero");
+  if (n != 16) id = 0; /* the same refusal as a zero id */
   *out = id;
-  return RIPPLE_OK;
-}
-
-/* A span's attribute by key, or NULL. */
-static const char *span_attr(const ripple_span_rec_t *sp, const char *key) {
-  for (size_t i = 0; i < sp->nattrs; i++)
-    if (!strcmp(sp->attrs[i].key, key)) return sp->attrs[i].value;
-  return NULL;
+  return dec_check_span_id(id, d->index, field, d->err);
 }
 
 static int check_sources(dctx_t *d) {
@@ -344,16 +337,18 @@ static int check_attrs(dctx_t *d, ripple_span_rec_t *sp) {
   vtype_t t = d->r.f[S_ATTRS].type;
   if (t == V_ABSENT || t == V_NULL) return RIPPLE_OK;
   if (t != V_OBJECT) return fail(d, RIPPLE_EINVAL, "attributes", "must be an object of strings");
-  if (d->r.nattr > d->lim->max_attrs)
-    return fail(d, RIPPLE_ERANGE, "attributes", "has more than %zu entries", d->lim->max_attrs);
+  int rc = dec_check_nattrs(d->lim, d->r.nattr, d->index, d->err);
+  if (rc != RIPPLE_OK) return rc;
   for (size_t i = 0; i < d->r.nattr; i++) {
     const attr_sv_t *a = &d->attr[i];
     const char *k = d->str.p + a->k.off;
-    char field[64];
-    snprintf(field, sizeof field, "attributes.%.40s", k);
-    if (a->v.type != V_STRING) return fail(d, RIPPLE_EINVAL, field, "must be a string");
-    if (a->k.len > d->lim->max_string || a->v.len > d->lim->max_string)
-      return fail(d, RIPPLE_ERANGE, field, "is longer than %zu bytes", d->lim->max_string);
+    if (a->v.type != V_STRING) {
+      char field[64];
+      snprintf(field, sizeof field, "attributes.%.40s", k);
+      return fail(d, RIPPLE_EINVAL, field, "must be a string");
+    }
+    if ((rc = dec_check_attr(d->lim, d->index, k, a->k.len, a->v.len, d->err)) != RIPPLE_OK)
+      return rc;
     d->attrs[i] = (ripple_attr_t){k, d->str.p + a->v.off};
   }
   sp->nattrs = d->r.nattr;
@@ -375,21 +370,9 @@ static int end_span(dctx_t *d) {
   if (rc == RIPPLE_OK) rc = get_time(d, &f[S_START], "start");
   if (rc == RIPPLE_OK) rc = get_time(d, &f[S_END], "end");
   if (rc != RIPPLE_OK) return rc;
-  if (sp.end_ns < sp.start_ns) return fail(d, RIPPLE_EINVAL, "end", "is before start");
+  if ((rc = dec_check_span_times(sp.start_ns, sp.end_ns, d->index, d->err)) != RIPPLE_OK) return rc;
   if ((rc = check_attrs(d, &sp)) != RIPPLE_OK) return rc;
-  size_t body_off = d->b->body.len;
-  wire_span(&d->b->body, &sp);
-  if ((rc = dec_batch_add(d->b, &sp.cpid, sp.start_ns, 0, 0, body_off)) != RIPPLE_OK) return rc;
-  dec_rec_t *r = &d->b->rec[d->b->n - 1];
-  r->end = sp.end_ns;
-  r->span_id = sp.span_id;
-  rc = dec_batch_note_object(d->b, span_attr(&sp, "kind"), span_attr(&sp, "namespace"),
-                             span_attr(&sp, "name"), NULL);
-  if (rc == RIPPLE_OK) rc = dec_batch_note_str(d->b, sp.service, &r->service);
-  if (rc == RIPPLE_OK) rc = dec_batch_note_str(d->b, sp.name, &r->span_name);
-  if (rc == RIPPLE_OK) rc = dec_batch_note_str(d->b, span_attr(&sp, "owner"), &r->owner);
-  if (rc == RIPPLE_OK) rc = dec_batch_note_str(d->b, span_attr(&sp, "operation"), &r->operation);
-  return rc;
+  return dec_span_append(d->b, &sp);
 }
 
 /* ---- yajl's events --------------------------------------------------------- */
@@ -648,8 +631,7 @@ static int parse(dctx_t *d, const char *json, size_t len) {
     rc = RIPPLE_EJSON;
   } else if (d->nrec > d->lim->max_records) {
     d->index = -1;
-    rc = fail(d, RIPPLE_ERANGE, "", "%zu records in one request; at most %zu are accepted", d->nrec,
-              d->lim->max_records);
+    rc = dec_check_count(d->lim, d->nrec, d->err);
   }
   yajl_free(d->h);
   if (rc == RIPPLE_OK && !d->b->rec && !(d->b->rec = malloc(sizeof *d->b->rec)))

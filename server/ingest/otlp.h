@@ -13,11 +13,13 @@
  *   - service.name is the component.
  *
  * This header is the receiving side: decoding (POST /v1/traces) turns the
- * spans of a request that belong to a CPID into a JSON array of ripple spans
- * that dec_decode() accepts. The encoding for the exporter is
+ * spans of a request that belong to a CPID into ripple span records, straight
+ * into a dec_batch_t through the checks POST /v1/spans uses (decode_check.h),
+ * or, the route the server took before and the fuzz target's reference, into
+ * a JSON array of ripple spans that dec_decode() accepts. The encoding for the exporter is
  * export/otlp_export.h; both are built on the messages of otlp.proto.
  *
- * Ownership: output goes to the caller's sbuf_t.
+ * Ownership: output goes to the caller's sbuf_t or dec_batch_t.
  */
 #ifndef RIPPLE_SERVER_OTLP_H
 #define RIPPLE_SERVER_OTLP_H
@@ -53,6 +55,15 @@ typedef struct otlp_result {
  * RIPPLE_ENOMEM when decoding it would take more memory than a request may. */
 int otlp_receive(otlp_encoding_t enc, const void *body, size_t len, const otlp_recv_t *r,
                  sbuf_t *out, otlp_result_t *res);
+/* Convert a request body straight into records, as dec_decode() would make
+ * them from otlp_receive's array (the server's path). On RIPPLE_OK, *out
+ * holds the accepted spans (free it with dec_batch_free) and *res the counts.
+ * Else *out is empty and *err says why: RIPPLE_EJSON and RIPPLE_ENOMEM as
+ * otlp_receive (res->msg copied), RIPPLE_ERANGE for more accepted spans than
+ * a request may have, RIPPLE_EINVAL for a converted span the server's checks
+ * refuse (a bug here: the conversion makes every span fit them). */
+int otlp_receive_batch(otlp_encoding_t enc, const void *body, size_t len, const otlp_recv_t *r,
+                       dec_batch_t *out, otlp_result_t *res, dec_error_t *err);
 /* The answer to a request: an ExportTraceServiceResponse in the request's
  * encoding, with a partial success when spans were rejected. */
 void otlp_response(otlp_encoding_t enc, const otlp_result_t *res, sbuf_t *out);

@@ -331,6 +331,21 @@ void srv_close(srv_t *s) {
 
 /* ---- ingest ------------------------------------------------------------------- */
 
+/* A decoded batch stored (freed either way); the answer's status. */
+static int ingest_batch(srv_t *s, dec_batch_t *b, size_t *accepted, dec_error_t *err) {
+  int rc = store_write(s->core.store, b);
+  *accepted = b->n;
+  if (rc == RIPPLE_OK && b->dups) atomic_fetch_add(&s->m.duplicate_mergelogs, b->dups);
+  dec_batch_free(b);
+  if (rc != RIPPLE_OK) {
+    snprintf(err->msg, sizeof err->msg,
+             "storage failed; nothing of this request was stored, retry later");
+    err->index = -1;
+    return 503;
+  }
+  return 200;
+}
+
 int srv_ingest(srv_t *s, dec_kind_t kind, const char *body, size_t len, size_t *accepted,
                dec_error_t *err) {
   dec_batch_t b;
@@ -341,17 +356,7 @@ int srv_ingest(srv_t *s, dec_kind_t kind, const char *body, size_t len, size_t *
     atomic_fetch_add(&s->m.rejected[kind == DEC_MERGELOGS ? 0 : 1], 1);
     return rc == RIPPLE_ERANGE ? 413 : 400;
   }
-  rc = store_write(s->core.store, &b);
-  *accepted = b.n;
-  if (rc == RIPPLE_OK && b.dups) atomic_fetch_add(&s->m.duplicate_mergelogs, b.dups);
-  dec_batch_free(&b);
-  if (rc != RIPPLE_OK) {
-    snprintf(err->msg, sizeof err->msg,
-             "storage failed; nothing of this request was stored, retry later");
-    err->index = -1;
-    return 503;
-  }
-  return 200;
+  return ingest_batch(s, &b, accepted, err);
 }
 
 static int otlp_known(void *ud, const ripple_cpid_t *cpid) {
@@ -367,23 +372,22 @@ int srv_ingest_otlp(srv_t *s, int json, const char *body, size_t len, sbuf_t *an
   otlp_recv_t r = {.lim = &s->cfg.limits, .known = otlp_known, .ud = s};
   otlp_encoding_t enc = json ? OTLP_JSON : OTLP_PROTOBUF;
   otlp_result_t res;
-  sbuf_t spans;
-  sbuf_init(&spans);
-  int rc = otlp_receive(enc, body, len, &r, &spans, &res);
+  dec_batch_t b;
+  /* Straight into records, through the checks POST /v1/spans uses. */
+  int rc = otlp_receive_batch(enc, body, len, &r, &b, &res, err);
   int status = 200;
-  err->index = -1;
   if (rc != RIPPLE_OK) {
-    snprintf(err->msg, sizeof err->msg, "%s", res.msg);
-    status = rc == RIPPLE_ENOMEM ? 413 : 400;
+    status = rc == RIPPLE_ENOMEM || rc == RIPPLE_ERANGE ? 413 : 400;
     atomic_fetch_add(&s->m.rejected[1], 1);
-  } else if (res.accepted) {
-    size_t stored;
-    status = srv_ingest(s, DEC_SPANS, spans.p, spans.len, &stored, err);
-    if (status == 400) /* a converted span the decoder refuses is a bug here: say so */
+    if (rc == RIPPLE_EINVAL) /* a converted span the checks refuse is a bug here: say so */
       ripple_log(RIPPLE_LOG_ERROR, "otlp_conversion_refused", "index=%ld field=%s", err->index,
                  err->field);
+  } else if (res.accepted) {
+    size_t stored;
+    status = ingest_batch(s, &b, &stored, err);
+  } else {
+    dec_batch_free(&b);
   }
-  sbuf_free(&spans);
   if (status != 200) return status;
   atomic_fetch_add(&s->otlp_spans[0], res.accepted);
   atomic_fetch_add(&s->otlp_spans[1], res.rejected);
