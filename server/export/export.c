@@ -218,7 +218,7 @@ struct slot {
   size_t rows[2], bad[2];
 };
 
-/* Only copied while the read transaction is open (see sched_idle); read
+/* Only copied while the read transaction is open (see reader_thread); read
  * into the batch afterwards. */
 static void copy_row(void *ud, uint64_t seq, const char *body, size_t len) {
   slot_t *s = ud;
@@ -237,20 +237,21 @@ static void copy_row(void *ud, uint64_t seq, const char *body, size_t len) {
   s->ends[s->nends++] = s->rows_read.len;
 }
 
-/* The exporter yields to everything else in the process: its thread is in
- * the idle scheduling class (Linux), so it runs on what ingest and queries
- * leave of the CPU, and the backlog (bounded) absorbs the difference. */
-static void sched_idle(void) {
-  if (!idle_enter()) ripple_log(RIPPLE_LOG_INFO, "otlp_export_priority", "sched_idle=no");
+/* The exporter runs at a lower priority than ingest (ripplex/idle.h: normal
+ * policy, nice +10): it costs ingest little, yet keeps a guaranteed share of
+ * a saturated core (the idle class it had before got none: lag p99 59 s), and
+ * the backlog (bounded) absorbs the difference. */
+static void sched_background(void) {
+  if (!idle_enter()) ripple_log(RIPPLE_LOG_INFO, "otlp_export_priority", "nice=no");
 }
 
 /* Reads of the store are made by a second thread at normal priority, which
  * only copies a batch's rows out of SQLite: a reader starved inside its read
  * transaction would keep SQLite from checkpointing the WAL past it, and the
  * WAL would grow with every commit (179 MiB in 10 s of full-rate ingest when
- * the idle thread read itself; 5 MiB without export). An unprivileged thread
- * may enter the idle class but not leave it, hence a thread of its own rather
- * than switching back and forth. */
+ * the exporter, then in the idle class, read itself; 5 MiB without export). An
+ * unprivileged thread may raise its nice value but not lower it again, hence a
+ * thread of its own rather than switching back and forth. */
 static void *reader_thread(void *arg) {
   exp_t *e = arg;
   pthread_mutex_lock(&e->rmu);
@@ -535,7 +536,7 @@ static void *run(void *arg) {
     sbuf_init(&slots[i].req);
     sbuf_init(&slots[i].rows_read);
   }
-  sched_idle();
+  sched_background();
   while (!atomic_load(&e->stop)) {
     int64_t delay = round_once(e, &cur, &next, &attempt);
     maybe_save(e, 0);

@@ -130,7 +130,7 @@ static void expire(facts_t *f) {
 static void *writer(void *arg) {
   facts_t *f = arg;
   int64_t last_expire = 0;
-  (void)idle_enter(); /* details never take CPU from ingest (ripplex/idle.h) */
+  (void)idle_enter(); /* details take little CPU from ingest, never none (ripplex/idle.h) */
   pthread_mutex_lock(&f->mu);
   for (;;) {
     while (!f->head && !f->stop) {

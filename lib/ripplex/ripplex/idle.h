@@ -1,18 +1,34 @@
 /*
- * ripplex/idle.h - background work that yields to everything else: a thread
- * in Linux's idle scheduling class runs only on CPU time nothing else of
- * the process (or the machine) wants. The trace server's OTLP exporter and
- * its details' parser and writer use it, so that they never slow ingest.
+ * ripplex/idle.h - background work with a small but guaranteed share of the
+ * CPU: the calling thread keeps the normal policy (SCHED_OTHER) with a nice
+ * value IDLE_NICE_DELTA above the process's, so under contention it gets a
+ * share by weight (nice 10 against one nice-0 thread: about 10% under
+ * CFS/EEVDF) and, when the CPU is free, all of it. The trace server's OTLP
+ * exporter and its details' parser and writer use it, so that they cost
+ * ingest little and still make progress while ingest runs flat out.
  *
- * A caveat that shapes its users: an unprivileged thread may enter the idle
- * class but not leave it, and a starved thread holding a lock (a SQLite read
- * transaction, a mutex) holds it for as long as it is starved.
+ * Not the idle class (SCHED_IDLE), which it was until issue 28: an idle
+ * thread gets nothing while ingest saturates the core, so export fell behind
+ * by a minute (lag p99 59 s) and no detail was stored during a flood.
+ * Nothing here is owned by the caller; no state is kept.
+ *
+ * A caveat that shapes its users: an unprivileged thread may raise its nice
+ * value but not lower it again, so the work that must not wait (the
+ * exporter's SQLite reads) stays in a thread of its own at normal priority.
  */
 #ifndef RIPPLEX_IDLE_H
 #define RIPPLEX_IDLE_H
 
-/* Put the calling thread in the idle class. 1 when it is, 0 when the system
- * has no such class or refused (the thread runs on as it was). */
+/* How many nice levels below the process's a background thread runs. */
+#define IDLE_NICE_DELTA 10
+
+/* The nice value a background thread takes when the process runs at
+ * `current`: IDLE_NICE_DELTA higher, capped at Linux's lowest priority (19). */
+int idle_nice_for(int current);
+
+/* Lower the calling thread's priority (this thread only: Linux nice is per
+ * thread). 1 when done, 0 when the system refused or has no per-thread nice
+ * (the thread runs on as it was). */
 int idle_enter(void);
 
 #endif
