@@ -65,7 +65,8 @@ events = [{"type": "event", "time": "2026-11-25T10:00:00Z",
 json.dump(events, open(work + "/events.json", "w"))
 EOF
 
-metric() { curl -sf "$server_url/metrics" | awk -v m="$1" '$1 == m { s += $2 } END { print s + 0 }'; }
+# Sums a family's samples, labelled ones too (name{...} value).
+metric() { curl -sf "$server_url/metrics" | awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $2 } END { print s + 0 }'; }
 
 server_start() {
   local port=
@@ -88,10 +89,12 @@ ingest_rate() { # bench_ingest's records/s lines (mergelogs, then spans)
     --batch 1000 2>&1 || true; } | tee -a "$work/ingest.log" | awk '/records\/s acknowledged/ { printf "%s/s ", $1 } END { print "(mergelogs, spans)" }'
 }
 
-# One sender: post a body in a loop until killed.
-flood() { # PATH FILE
+# One sender: post a body in a loop until killed, logging each request's time
+# (the server answers once the body is parsed and queued for the writer).
+flood() { # PATH FILE TIMES
   while :; do
-    curl -s -o /dev/null -H 'Content-Type: application/json' --data-binary "@$2" "$server_url$1" || true
+    curl -s -o /dev/null -w '%{time_total}\n' -H 'Content-Type: application/json' \
+      --data-binary "@$2" "$server_url$1" >>"$3" || true
   done
 }
 
@@ -104,12 +107,13 @@ kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
 server_start
 echo "== with a flood of audit events and Events"
 for _ in 1 2; do
-  taskset -c 1 bash -c "$(declare -f flood); server_url=$server_url; flood /v1/audit $work/audit.json" &
+  taskset -c 1 bash -c "$(declare -f flood); server_url=$server_url; flood /v1/audit $work/audit.json $work/times.audit" &
   flood_pids+=($!)
-  taskset -c 1 bash -c "$(declare -f flood); server_url=$server_url; flood /v1/details $work/events.json" &
+  taskset -c 1 bash -c "$(declare -f flood); server_url=$server_url; flood /v1/details $work/events.json $work/times.events" &
   flood_pids+=($!)
 done
 sleep 1
+: >"$work/times.audit"; : >"$work/times.events"
 before=$(metric ripple_details_stored_total)
 t0=$(date +%s.%N)
 flooded=$(ingest_rate)
@@ -121,3 +125,8 @@ for p in "${flood_pids[@]}"; do kill "$p" 2>/dev/null || true; done
 awk -v a="$before" -v b="$after" -v t0="$t0" -v t1="$t1" -v busy="$busy" 'BEGIN {
   printf "details stored during the flood: %.0f/s (audit events and Events); refused with 429: %d\n",
     (b - a) / (t1 - t0), busy }'
+for k in audit events; do # the time to an answer, p50 and p99, of the requests during the flood
+  sort -n "$work/times.$k" | awk -v k="$k" '{ v[NR] = $1 } END {
+    if (NR) printf "%s requests: %d, answered in p50 %.2f s, p99 %.2f s\n", k, NR, v[int(NR * 0.5 + 0.5)], v[int(NR * 0.99 + 0.5)]
+    else printf "%s requests: none answered\n", k }'
+done
