@@ -238,7 +238,7 @@ static void copy_row(void *ud, uint64_t seq, const char *body, size_t len) {
 }
 
 /* The exporter runs at a lower priority than ingest (ripplex/idle.h: normal
- * policy, nice +10): it costs ingest little, yet keeps a guaranteed share of
+ * policy, nice +15): it costs ingest little, yet keeps a guaranteed share of
  * a saturated core (the idle class it had before got none: lag p99 59 s), and
  * the backlog (bounded) absorbs the difference. */
 static void sched_background(void) {

@@ -2,14 +2,16 @@
  * ripplex/idle.h - background work with a small but guaranteed share of the
  * CPU: the calling thread keeps the normal policy (SCHED_OTHER) with a nice
  * value IDLE_NICE_DELTA above the process's, so under contention it gets a
- * share by weight (nice 10 against one nice-0 thread: about 10% under
- * CFS/EEVDF) and, when the CPU is free, all of it. The trace server's OTLP
- * exporter and its details' parser and writer use it, so that they cost
- * ingest little and still make progress while ingest runs flat out.
+ * share by weight (nice 15 against one busy nice-0 thread: about 3% under
+ * CFS/EEVDF; more as ingest's threads wait on I/O and locks) and, when the
+ * CPU is free, all of it. The trace server's OTLP exporter and its details'
+ * parser and writer use it, so that they cost ingest little and still make
+ * progress while ingest runs flat out. 15 rather than 10: at 10 the exporter
+ * (with its normal-priority reader) cost full-rate ingest 17-19% on one
+ * shared core, at 15 about 5% (docs/benchmarks.md, issue 28).
  *
  * Not the idle class (SCHED_IDLE), which it was until issue 28: an idle
- * thread gets nothing while ingest saturates the core, so export fell behind
- * by a minute (lag p99 59 s) and no detail was stored during a flood.
+ * thread gets nothing at all while another thread wants its core.
  * Nothing here is owned by the caller; no state is kept.
  *
  * A caveat that shapes its users: an unprivileged thread may raise its nice
@@ -20,7 +22,7 @@
 #define RIPPLEX_IDLE_H
 
 /* How many nice levels below the process's a background thread runs. */
-#define IDLE_NICE_DELTA 10
+#define IDLE_NICE_DELTA 15
 
 /* The nice value a background thread takes when the process runs at
  * `current`: IDLE_NICE_DELTA higher, capped at Linux's lowest priority (19). */
