@@ -104,9 +104,10 @@ static int ingest_audit(tdet_t *s, const char *body, size_t len, size_t *accepte
 
 /* ---- the details' worker --------------------------------------------------------
  *
- * Details are parsed and stored by one thread in the idle scheduling class
- * (ripplex/idle.h), not by the connection's thread: a flood of audit events
- * then takes only the CPU that ingest of mergelogs and spans leaves. Requests
+ * Details are parsed and stored by one thread at a background priority
+ * (nice +15, ripplex/idle.h), not by the connection's thread: a flood of
+ * audit events then takes a small share of the CPU beside ingest of
+ * mergelogs and spans, never all of it, and is never starved. Requests
  * wait for it in a queue bounded by bytes; past the bound they are refused at
  * once with 429 (kube-apiserver's batch backend and the shipper retry). */
 
@@ -133,7 +134,7 @@ struct dwork {
 
 static void *dwork_run(void *arg) {
   dwork_t *w = arg;
-  if (!idle_enter()) ripple_log(RIPPLE_LOG_INFO, "details_priority", "sched_idle=no");
+  if (!idle_enter()) ripple_log(RIPPLE_LOG_INFO, "details_priority", "nice=no");
   pthread_mutex_lock(&w->mu);
   for (;;) {
     while (!w->head && !w->stop) pthread_cond_wait(&w->work, &w->mu);
