@@ -15,38 +15,13 @@
 #include <time.h>
 
 #include "annotate.h"
+#include "benchutil.h"
 #include "ctxmac.h"
 #include "ripplex/sbuf.h"
 #include "wh.h"
 
-#define ROUNDS 7
 #define KEY "bench-key-0123456789abcdef0123456789abcdef"
 #define VAL "1;3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60;0c9d2b1a-1111-4222-8333-444455556666"
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-typedef void (*bench_fn)(void *ud, long iters);
-
-static double measure(bench_fn fn, void *ud, long iters) {
-  double r[ROUNDS];
-  fn(ud, iters / 10);
-  for (int i = 0; i < ROUNDS; i++) {
-    double t0 = now_ns();
-    fn(ud, iters);
-    r[i] = (now_ns() - t0) / (double)iters;
-  }
-  qsort(r, ROUNDS, sizeof r[0], cmp_double);
-  return r[ROUNDS / 2];
-}
 
 static wh_ctxmac_t key;
 static volatile int sink;
@@ -128,10 +103,10 @@ static void requests(int keyed) {
   req_t a = {w, create}, b = {w, status};
   printf("  %-52s %9.1f ns/op\n",
          keyed ? "request: person's Pod create, keyed" : "request: person's Pod create, no key",
-         measure(handle, &a, 20000));
+         bench_measure(handle, &a, 20000));
   printf("  %-52s %9.1f ns/op\n",
          keyed ? "request: kubelet's Pod status, keyed" : "request: kubelet's Pod status, no key",
-         measure(handle, &b, 20000));
+         bench_measure(handle, &b, 20000));
   free(stored);
   free(create);
   free(status);
@@ -142,10 +117,12 @@ int main(void) {
   ripple_log_setup("bench", RIPPLE_LOG_ERROR, NULL, NULL);
   if (wh_ctxmac_set(&key, KEY, strlen(KEY)) != RIPPLE_OK) return 1;
   printf("contexts' MACs (webhook/ctxmac.c)\n");
-  printf("  %-52s %9.1f ns/op\n", "sign one context (N=1 ancestor)", measure(sign, NULL, 200000));
+  printf("  %-52s %9.1f ns/op\n", "sign one context (N=1 ancestor)",
+         bench_measure(sign, NULL, 200000));
   char *text = pod(1);
   json_t *obj = json_loads(text, 0, NULL);
-  printf("  %-52s %9.1f ns/op\n", "check one stored context (tree)", measure(check, obj, 200000));
+  printf("  %-52s %9.1f ns/op\n", "check one stored context (tree)",
+         bench_measure(check, obj, 200000));
   json_decref(obj);
   free(text);
   requests(0);

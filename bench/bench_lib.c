@@ -14,35 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
 #include "ripple/ripple.h"
-
-#define ROUNDS 7
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-typedef void (*bench_fn)(void *ud, long iters);
-
-/* Median ns per operation over ROUNDS rounds of `iters` operations. */
-static double measure(bench_fn fn, void *ud, long iters) {
-  double r[ROUNDS];
-  fn(ud, iters / 10); /* warm up */
-  for (int i = 0; i < ROUNDS; i++) {
-    double t0 = now_ns();
-    fn(ud, iters);
-    r[i] = (now_ns() - t0) / (double)iters;
-  }
-  qsort(r, ROUNDS, sizeof r[0], cmp_double);
-  return r[ROUNDS / 2];
-}
 
 static int failures;
 
@@ -165,7 +138,7 @@ static void bench_shipper(void) {
   snprintf(url, sizeof url, "http://127.0.0.1:%d", dead_port());
   ripple_log_setup("bench", RIPPLE_LOG_ERROR, NULL, NULL);
   const long n = 200000;
-  ripple_shipper_opts_t o = {.url = url, .queue_capacity = (size_t)(ROUNDS + 1) * n * 2};
+  ripple_shipper_opts_t o = {.url = url, .queue_capacity = (size_t)(BENCH_ROUNDS + 1) * n * 2};
   ship_case_t k;
   if (ripple_shipper_new(&o, &k.s) != RIPPLE_OK) exit(1);
   ripple_cpid_t src[2];
@@ -178,15 +151,15 @@ static void bench_shipper(void) {
   k.sp =
       (ripple_span_rec_t){src[0], 1, 2, "replicaset-controller", "syncReplicaSet", 1, 2, attrs, 3};
   report("shipper enqueue mergelog (server down, queue not full)",
-         measure(run_enqueue_ml, &k, n / 2), 200);
+         bench_measure(run_enqueue_ml, &k, n / 2), 200);
   report("shipper enqueue span, 3 attrs (server down, queue not full)",
-         measure(run_enqueue_sp, &k, n / 2), 200);
+         bench_measure(run_enqueue_sp, &k, n / 2), 200);
   ripple_shipper_free(k.s, 0);
 
   o.queue_capacity = 1000; /* now full almost at once: the drop path */
   if (ripple_shipper_new(&o, &k.s) != RIPPLE_OK) exit(1);
-  report("shipper enqueue when full (record dropped, counted)", measure(run_enqueue_ml, &k, n),
-         200);
+  report("shipper enqueue when full (record dropped, counted)",
+         bench_measure(run_enqueue_ml, &k, n), 200);
   ripple_shipper_stats_t st;
   ripple_shipper_stats(k.s, &st);
   printf("  %-52s %9llu\n", "  records dropped and counted in that run",
@@ -195,20 +168,20 @@ static void bench_shipper(void) {
 }
 
 int main(void) {
-  printf("libripple benchmarks (median of %d rounds)\n", ROUNDS);
+  printf("libripple benchmarks (median of %d rounds)\n", BENCH_ROUNDS);
   ripple_tracer_opts_t to = {.component = "bench", .max_ancestors = 10};
   merge_case_t m;
   if (ripple_tracer_new(&to, &m.t) != RIPPLE_OK) return 1;
   setup_reuse(&m);
-  report("merge N=10, target + 5 sources, CPID reused", measure(run_merge, &m, 500000), 1000);
+  report("merge N=10, target + 5 sources, CPID reused", bench_measure(run_merge, &m, 500000), 1000);
   setup_new(&m);
-  report("merge N=10, target + 5 sources, new CPID + mergelog", measure(run_merge, &m, 500000),
-         1000);
+  report("merge N=10, target + 5 sources, new CPID + mergelog",
+         bench_measure(run_merge, &m, 500000), 1000);
   ripple_ctx_t c;
   memset(&c, 0, sizeof c);
   ripple_cpid_generate(&c.cpid);
   fill_list(&c, 10);
-  report("encode + decode, N=10", measure(run_codec, &c, 500000), 2000);
+  report("encode + decode, N=10", bench_measure(run_codec, &c, 500000), 2000);
   char pod[2048];
   char val[RIPPLE_CTX_STRMAX + 1];
   ripple_ctx_encode(&c, val, sizeof val, NULL);
@@ -226,7 +199,7 @@ int main(void) {
       val);
   obj_case_t oc = {pod, (size_t)len};
   report("read the context of a 1 KiB Pod (JSON parse included)",
-         measure(run_object_get, &oc, 50000), 0);
+         bench_measure(run_object_get, &oc, 50000), 0);
   ripple_tracer_free(m.t);
   bench_shipper();
   printf("%s\n", failures ? "some targets MISSED" : "all targets met");

@@ -262,6 +262,19 @@ static enum MHD_Result handle_facts(http_t *h, struct MHD_Connection *c, const r
   return rc;
 }
 
+/* A query's answer about one CPID (status from the query), and b freed. */
+static enum MHD_Result send_cpid_answer(struct MHD_Connection *c, int status, sbuf_t *b) {
+  enum MHD_Result rc;
+  if (status == 404)
+    rc = send_error(c, 404, -1, "cpid", "no such CPID in the merge graph");
+  else if (status != 200 || b->oom)
+    rc = send_error(c, 503, -1, "", "query failed; retry later");
+  else
+    rc = send_buf(c, 200, "application/json", b);
+  sbuf_free(b);
+  return rc;
+}
+
 /* GET /v1/cpids/{cpid}/trace[?limit=N][&after=CURSOR]: related, mergelogs and
  * spans in one answer (graph/trace.h). */
 static enum MHD_Result handle_trace(http_t *h, struct MHD_Connection *c, const ripple_cpid_t *id) {
@@ -275,15 +288,7 @@ static enum MHD_Result handle_trace(http_t *h, struct MHD_Connection *c, const r
   sbuf_t b;
   sbuf_init(&b);
   int status = trace_answer(&h->srv->core, id, limit, after ? &since : NULL, &b);
-  enum MHD_Result rc;
-  if (status == 404)
-    rc = send_error(c, 404, -1, "cpid", "no such CPID in the merge graph");
-  else if (status != 200 || b.oom)
-    rc = send_error(c, 503, -1, "", "query failed; retry later");
-  else
-    rc = send_buf(c, 200, "application/json", &b);
-  sbuf_free(&b);
-  return rc;
+  return send_cpid_answer(c, status, &b);
 }
 
 static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const char *rest) {
@@ -314,15 +319,7 @@ static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const ch
   sbuf_t b;
   sbuf_init(&b);
   int status = srv_query(h->srv, q, &id, limit, &b);
-  enum MHD_Result rc;
-  if (status == 404)
-    rc = send_error(c, 404, -1, "cpid", "no such CPID in the merge graph");
-  else if (status != 200 || b.oom)
-    rc = send_error(c, 503, -1, "", "query failed; retry later");
-  else
-    rc = send_buf(c, 200, "application/json", &b);
-  sbuf_free(&b);
-  return rc;
+  return send_cpid_answer(c, status, &b);
 }
 
 static enum MHD_Result handle_object(http_t *h, struct MHD_Connection *c, const char *rest) {
