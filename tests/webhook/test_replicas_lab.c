@@ -219,7 +219,7 @@ static void scales_through_the_second_apiserver(void **state) {
 /* ---- a rolling update of the webhook, and a hung replica ------------------------- */
 
 #define ROLL_SCALES 10 /* scales while the replicas restart one at a time */
-#define HUNG_SCALES 4  /* scales with one replica hung; the last two after the takeover */
+#define HUNG_SCALES 5  /* scales with one replica hung; the last three after the takeover */
 /* The chart's readinessProbe: periodSeconds 2, failureThreshold 3 (the
  * default): how long the endpoints controller keeps a hung replica. */
 #define READINESS_S 6.0
@@ -390,12 +390,40 @@ static void hang_end(const hang_t *h, const rc_admission_t *before, double unkno
           rc_cause_unknown(&cl, -1) - unknown0);
 }
 
+/* Whether the settled change to ch->replicas kept liveness: all its Pods
+ * traced to its root. A write may still fail open after the takeover, and
+ * only one way: an API server reused a keep-alive connection it had opened
+ * to the hung replica before it left the Service (Go's transport keeps idle
+ * connections per Service host for 90 s, whatever the endpoints say, and a
+ * stopped process's kernel still acknowledges them). That is the API
+ * server's, not ripple's, so a change whose calls failed open is excused,
+ * said so, and not counted as live; one that did not fail open must be
+ * whole. */
+static int settled_live(const rc_change_t *c, double fail_opens) {
+  int whole = *c->cpid && c->own == (int)json_object_size(c->pods);
+  if (whole) return 1;
+  if (fail_opens > 0) {
+    fprintf(stderr,
+            "# the change to %d lost its trace to %.0f fail-open(s) on a connection an API "
+            "server had kept to the hung replica: excused, not live\n",
+            c->replicas, fail_opens);
+    return 0;
+  }
+  fail_msg(
+      "the change to %d, made after the takeover, did not fail open and is not traced to "
+      "its root (above)",
+      c->replicas);
+  return 0;
+}
+
 /* One replica hung (SIGSTOP), the decider or a follower, while a person
  * scales: correctness all along, and liveness once the cluster has settled
- * around the hung replica (the scales made then are traced to their roots). */
+ * around the hung replica (the scales made then are traced to their roots,
+ * but for a write the API server failed open; at least one must be whole). */
 static void hung_replica(int the_decider) {
   start_replicas(the_decider ? "t-hung-decider" : "t-hung-follower", NULL);
   rc_change_t ch[1 + HUNG_SCALES] = {{.replicas = FIRST}};
+  double fail_opens[1 + HUNG_SCALES] = {0};
   json_t *seen = json_object();
   person_writes(&ch[0], 1);
   rc_settle(&ch[0], seen, NULL, NULL);
@@ -410,21 +438,24 @@ static void hung_replica(int the_decider) {
   whlab_replica_pause(&cl, h.k);
   fprintf(stderr, "# replica %d paused (%s) at %s\n", h.k,
           the_decider ? "the decider" : "a follower", utc_now());
-  int settled_from = HUNG_SCALES - 1;
+  int settled_from = HUNG_SCALES - 2;
   for (int s = 1; s <= HUNG_SCALES; s++) {
     if (s == settled_from) cl_wait(hang_settled, &h, 60000, "the takeover");
+    rc_admission_t a0, a1;
+    rc_admission(&a0);
     ch[s].replicas = FIRST + STEP * s;
     person_writes(&ch[s], 0);
     fprintf(stderr, "# %.1f s: scaled to %d\n", now_s() - h.t0, ch[s].replicas);
     rc_settle(&ch[s], seen, hang_tick, &h);
+    rc_admission(&a1);
+    fail_opens[s] = a1.fail_open - a0.fail_open;
   }
   hang_end(&h, &before, unknown0);
   int wrong = rc_check(ch, 1 + HUNG_SCALES);
   if (wrong) fail_msg("%d Pods under a change that did not cause them (above)", wrong);
-  for (int s = settled_from; s <= HUNG_SCALES; s++)
-    if (!*ch[s].cpid || ch[s].own != (int)json_object_size(ch[s].pods))
-      fail_msg("the change to %d, made after the takeover, is not traced to its root (above)",
-               ch[s].replicas);
+  int live = 0;
+  for (int s = settled_from; s <= HUNG_SCALES; s++) live += settled_live(&ch[s], fail_opens[s]);
+  if (!live) fail_msg("no change made after the takeover was traced whole");
   finish(ch, 1 + HUNG_SCALES, seen);
 }
 
