@@ -8,8 +8,7 @@
 #   - the lab's Jaeger v2 (lab/build.sh --jaeger), memory store;
 #   - the lab's Jaeger v2, badger store (on disk, its defaults: no fsync per
 #     write, like ripple's sync=normal).
-# Jaeger runs without a batch processor or exporter queue, so that its 200,
-# like ripple's, means the spans are stored (docs/lab.md, "Jaeger").
+# Jaeger's configuration is bench/jaeger.sh's (no batch processor, no queue).
 # Alternating (ripple, memory, badger) for --rounds rounds, each receiver
 # started fresh on an empty store; the receiver is pinned to core 0, the load
 # generator (bench_ingest --kind otlp, 4 keep-alive connections) to core 1.
@@ -43,71 +42,13 @@ finish() {
 }
 trap finish EXIT
 
-# Free loopback ports, picked by the kernel: nothing fixed to collide with.
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# shellcheck source=bench/jaeger.sh
+. "$root/bench/jaeger.sh"
 
 "$bench_server" otlp-request "$work/request.pb" --spans 1000
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/writer-token"
 token=$(cat "$work/writer-token")
 echo "request: $(stat -c %s "$work/request.pb") bytes of protobuf, 1000 spans, 8 string attributes each"
-
-# jaeger_config STORE DIR: a configuration with memory or badger storage.
-jaeger_config() {
-  local store=$1 dir=$2 backend
-  if [[ $store == memory ]]; then
-    backend="        memory:
-          max_traces: 100000000"
-  else
-    backend="        badger:
-          directories:
-            keys: $dir/badger
-            values: $dir/badger
-          ephemeral: false"
-  fi
-  cat >"$dir/jaeger.yaml" <<EOF
-service:
-  extensions: [jaeger_storage, jaeger_query, healthcheckv2]
-  pipelines:
-    traces:
-      receivers: [otlp]
-      exporters: [jaeger_storage_exporter]
-  telemetry:
-    metrics:
-      level: none
-    logs:
-      level: warn
-extensions:
-  jaeger_storage:
-    backends:
-      store:
-$backend
-  jaeger_query:
-    storage:
-      traces: store
-    enable_tracing: false
-    http:
-      endpoint: 127.0.0.1:$(free_port)
-    grpc:
-      endpoint: 127.0.0.1:$(free_port)
-  healthcheckv2:
-    use_v2: true
-    http:
-      endpoint: 127.0.0.1:$health
-      status:
-        enabled: true
-        path: /status
-receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:$port
-exporters:
-  jaeger_storage_exporter:
-    trace_storage: store
-    queue:
-      enabled: false
-EOF
-}
 
 # start WHAT DIR: the receiver pinned to core 0; sets pid and port.
 start() {
@@ -120,10 +61,10 @@ start() {
     for _ in $(seq 200); do grep -q 'event=listening' "$dir/log" && return 0; sleep 0.05; done
   else
     health=$(free_port)
-    jaeger_config "$what" "$dir"
+    jaeger_config "$what" "$dir" "$port" "$health"
     taskset -c 0 "$jaeger" --config "file:$dir/jaeger.yaml" >"$dir/log" 2>&1 &
     pid=$!
-    for _ in $(seq 300); do curl -sf "http://127.0.0.1:$health/status" >/dev/null && return 0; sleep 0.1; done
+    jaeger_wait "$health" && return 0
   fi
   cat "$dir/log" >&2
   exit 1

@@ -23,7 +23,7 @@ void sbuf_free(sbuf_t *b) {
   sbuf_init(b);
 }
 
-static int sbuf_grow(sbuf_t *b, size_t extra) {
+int sbuf_reserve(sbuf_t *b, size_t extra) {
   if (b->oom) return -1;
   if (b->p && b->len + extra + 1 <= b->cap) return 0;
   size_t cap = b->cap ? b->cap : 256;
@@ -44,16 +44,7 @@ static int sbuf_grow(sbuf_t *b, size_t extra) {
   return 0;
 }
 
-void sbuf_put(sbuf_t *b, const char *s, size_t n) {
-  if (sbuf_grow(b, n)) return;
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = '\0';
-}
-
 void sbuf_puts(sbuf_t *b, const char *s) { sbuf_put(b, s, strlen(s)); }
-
-void sbuf_putc(sbuf_t *b, char c) { sbuf_put(b, &c, 1); }
 
 void sbuf_printf(sbuf_t *b, const char *fmt, ...) {
   va_list ap;
@@ -66,20 +57,30 @@ void sbuf_printf(sbuf_t *b, const char *fmt, ...) {
     sbuf_put(b, tmp, (size_t)n);
     return;
   }
-  if (sbuf_grow(b, (size_t)n)) return;
+  if (sbuf_reserve(b, (size_t)n)) return;
   va_start(ap, fmt);
   vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
   va_end(ap);
   b->len += (size_t)n;
 }
 
+/* Bytes a JSON string takes as they are: printable ASCII but '"' and '\\'.
+ * The rest go through the escapes or the UTF-8 check. */
+static int plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
 void sbuf_json_strn(sbuf_t *b, const char *str, size_t n) {
   const unsigned char *s = (const unsigned char *)str;
+  if (sbuf_reserve(b, n + 2)) return; /* the common case in one growth */
   sbuf_putc(b, '"');
   size_t run = 0; /* bytes that need no escaping, copied in one go */
   for (size_t i = 0; i < n;) {
+    if (plain(s[i])) {
+      run++;
+      i++;
+      continue;
+    }
     unsigned char c = s[i];
-    size_t l = c >= 0x20 && c != '"' && c != '\\' ? utf8_len(s + i, n - i) : 0;
+    size_t l = c >= 0x80 ? utf8_len(s + i, n - i) : 0;
     if (l) {
       run += l;
       i += l;

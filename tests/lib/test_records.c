@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 
@@ -214,8 +215,33 @@ static void time_round_trip(void **state) {
     assert_int_not_equal(ripple_time_parse(bad[i], strlen(bad[i]), &t), RIPPLE_OK);
 }
 
+/* The formatter keeps the last day's date per thread: every value, across
+ * midnights both ways and before 1970, must still read as gmtime says. */
+static void time_format_matches_gmtime(void **state) {
+  (void)state;
+  int64_t base[] = {0, 1763762790123456789LL, 951868799999999999LL /* 2000-02-29 23:59:59.999 */,
+                    -86400000000000LL - 1};
+  int64_t steps[] = {0, 1, 999999999, 1000000000, 86399000000000LL, 86400000000000LL,
+                     -1, -1000000000, -86400000000000LL, 365LL * 86400000000000LL};
+  for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+    for (size_t j = 0; j < sizeof steps / sizeof steps[0]; j++) {
+      int64_t ns = base[i] + steps[j];
+      char got[RIPPLE_TIME_STRLEN + 1], want[64];
+      ripple_time_format(ns, got);
+      int64_t sec = ns / 1000000000, frac = ns % 1000000000;
+      if (frac < 0) frac += 1000000000, sec -= 1;
+      time_t t = (time_t)sec;
+      struct tm tm;
+      assert_non_null(gmtime_r(&t, &tm));
+      size_t n = strftime(want, sizeof want, "%Y-%m-%dT%H:%M:%S", &tm);
+      snprintf(want + n, sizeof want - n, ".%09lldZ", (long long)frac);
+      assert_string_equal(got, want);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(time_format_matches_gmtime),
       cmocka_unit_test(spans_parent_child_and_attrs),
       cmocka_unit_test(mergelog_json),
       cmocka_unit_test(span_json_escapes_anything),
