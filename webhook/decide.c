@@ -557,6 +557,9 @@ int wh_decide(wh_t *w, const wh_review_t *r, wh_certainty_t how, int64_t now, wh
   if (r->op == WH_OP_DELETE) return RIPPLE_OK;
   wh_memo_recent_put_gen(w->memo, d->kind, r->ns, r->name, d->uid, &d->ctx,
                          c == CARRY_OBJECT ? wh_next_generation(r) : 0, now);
+  if (!*r->group && !strcmp(r->resource, "services") && !*r->subresource)
+    wh_memo_service_put(w->memo, r->ns, r->name,
+                        json_object_get(json_object_get(r->object, "spec"), "selector"), now);
   /* A held context is replaced by each decision, and one held before (a
    * scale's) follows the object's annotation once a write carries it. */
   ripple_ctx_t h;

@@ -178,6 +178,8 @@ int wh_decide_delete(wh_t *w, const wh_review_t *r, wh_actor_t actor, wh_certain
   const char *uid = r->old ? meta(r->old, "uid") : "";
   wh_memo_deleting_put(w->memo, d->kind, r->name, uid, &d->ctx, now);
   wh_memo_recent_forget(w->memo, d->kind, r->ns, r->name);
+  if (!*r->group && !strcmp(r->resource, "services"))
+    wh_memo_service_forget(w->memo, r->ns, r->name);
   service_endpoints(w, r, d, now);
   return RIPPLE_OK;
 }

@@ -48,7 +48,8 @@ int wh_new(const wh_opts_t *o, wh_t **out) {
   }
   wh_metrics_init(&w->m);
   w->metrics_ok = 1;
-  /* Objects' recent contexts bridge the informers' lag (milliseconds): 5 s.
+  /* Objects' recent contexts (and Services' selectors) bridge the informers'
+   * lag (milliseconds): 5 s.
    * A held context lasts as long as the change it names may still cause
    * writes (a slow rollout): an hour. Deletions are found by the deletes
    * they cause, which a namespace's or a large cascade's garbage collection
@@ -57,6 +58,7 @@ int wh_new(const wh_opts_t *o, wh_t **out) {
                        .recent = 1 << 14,
                        .held = 1 << 14,
                        .deleting = 1 << 13,
+                       .services = 1 << 8,
                        .recent_ttl_ns = 5 * 1000000000LL,
                        .held_ttl_ns = 3600 * 1000000000LL,
                        .deleting_ttl_ns = 600 * 1000000000LL};

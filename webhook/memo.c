@@ -42,11 +42,22 @@ typedef struct objtab {
   int64_t ttl;
 } objtab_t;
 
+/* A Service's selector (services): keyed by namespace and name, kept whole,
+ * so that two Services never share an entry. */
+typedef struct svcsel {
+  int64_t t; /* 0: empty */
+  char ns[64], name[64];
+  char sel[WH_MEMO_SELECTOR_MAX];
+} svcsel_t;
+
 struct wh_memo {
   pthread_mutex_t cmu;
   cause_t *causes;
   size_t cmask;
   objtab_t recent, held, deleting;
+  pthread_mutex_t smu;
+  svcsel_t *svc;
+  size_t smask;
   uint64_t seed;
   int ok; /* the mutexes were initialised */
 };
@@ -79,6 +90,13 @@ int wh_memo_new(const wh_memo_opts_t *o, wh_memo_t **out) {
     return RIPPLE_ENOMEM;
   }
   m->cmask = nc - 1;
+  size_t ns = pow2(o->services);
+  if (!(m->svc = calloc(ns, sizeof *m->svc))) {
+    wh_memo_free(m);
+    return RIPPLE_ENOMEM;
+  }
+  m->smask = ns - 1;
+  pthread_mutex_init(&m->smu, NULL);
   pthread_mutex_init(&m->cmu, NULL);
   pthread_mutex_init(&m->recent.mu, NULL);
   pthread_mutex_init(&m->held.mu, NULL);
@@ -92,11 +110,13 @@ void wh_memo_free(wh_memo_t *m) {
   if (!m) return;
   if (m->ok) {
     pthread_mutex_destroy(&m->cmu);
+    pthread_mutex_destroy(&m->smu);
     pthread_mutex_destroy(&m->recent.mu);
     pthread_mutex_destroy(&m->held.mu);
     pthread_mutex_destroy(&m->deleting.mu);
   }
   free(m->causes);
+  free(m->svc);
   free(m->recent.e);
   free(m->held.e);
   free(m->deleting.e);
@@ -217,6 +237,63 @@ int wh_memo_recent_get_gen(wh_memo_t *m, const char *kind, const char *ns, const
 
 void wh_memo_recent_forget(wh_memo_t *m, const char *kind, const char *ns, const char *name) {
   if (m && name && *name) tab_forget(&m->recent, object_key(m, kind, ns, name));
+}
+
+/* The slot of Service ns/name; locked by the caller. */
+static svcsel_t *svc_slot(wh_memo_t *m, const char *ns, const char *name) {
+  return &m->svc[object_key(m, "Service", ns, name) & m->smask];
+}
+
+static int svc_names_fit(const char *ns, const char *name) {
+  return ns && name && *name && strlen(ns) < 64 && strlen(name) < 64;
+}
+
+void wh_memo_service_put(wh_memo_t *m, const char *ns, const char *name, const json_t *selector,
+                         int64_t now) {
+  if (!m || !svc_names_fit(ns, name) || !json_is_object(selector) || !json_object_size(selector))
+    return;
+  const char *k;
+  const json_t *v;
+  json_object_foreach((json_t *)selector, k, v) {
+    if (!json_is_string(v)) return;
+  }
+  char sel[WH_MEMO_SELECTOR_MAX];
+  size_t n = json_dumpb(selector, sel, sizeof sel, JSON_COMPACT | JSON_SORT_KEYS);
+  if (n == 0 || n >= sizeof sel) return; /* too long to keep: the informer must do */
+  sel[n] = '\0';
+  pthread_mutex_lock(&m->smu);
+  svcsel_t *e = svc_slot(m, ns, name);
+  e->t = now;
+  snprintf(e->ns, sizeof e->ns, "%s", ns);
+  snprintf(e->name, sizeof e->name, "%s", name);
+  memcpy(e->sel, sel, n + 1);
+  pthread_mutex_unlock(&m->smu);
+}
+
+void wh_memo_service_forget(wh_memo_t *m, const char *ns, const char *name) {
+  if (!m || !svc_names_fit(ns, name)) return;
+  pthread_mutex_lock(&m->smu);
+  svcsel_t *e = svc_slot(m, ns, name);
+  if (e->t && !strcmp(e->ns, ns) && !strcmp(e->name, name)) e->t = 0;
+  pthread_mutex_unlock(&m->smu);
+}
+
+json_t *wh_memo_service_standin(wh_memo_t *m, const char *ns, const char *name, int64_t now) {
+  if (!m || !svc_names_fit(ns, name)) return NULL;
+  char sel[WH_MEMO_SELECTOR_MAX];
+  int found = 0;
+  pthread_mutex_lock(&m->smu);
+  const svcsel_t *e = svc_slot(m, ns, name);
+  if (e->t && now - e->t <= m->recent.ttl && !strcmp(e->ns, ns) && !strcmp(e->name, name)) {
+    memcpy(sel, e->sel, sizeof sel);
+    found = 1;
+  }
+  pthread_mutex_unlock(&m->smu);
+  if (!found) return NULL;
+  json_t *selector = json_loads(sel, 0, NULL);
+  if (!selector) return NULL;
+  return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:o}}", "apiVersion", "v1", "kind", "Service",
+                   "metadata", "namespace", ns, "name", name, "spec", "selector", selector);
 }
 
 void wh_memo_held_put(wh_memo_t *m, const char *uid, const ripple_ctx_t *ctx, int64_t gen,

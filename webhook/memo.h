@@ -16,6 +16,12 @@
  *   whenever they differ), kept until replaced, with the generation the
  *   object has once that write is stored (0: not known), so that a newer
  *   spec change nobody held is not hidden by it (stamp.c).
+ * services: a Service (namespace, name) -> its spec.selector, when this
+ *   webhook admitted the Service moments ago (recent's TTL). The endpoints
+ *   controllers write its Endpoints and EndpointSlices within milliseconds,
+ *   often before the webhook's informer has the Service; a stand-in of it
+ *   from here lets those writes still descend from the Service's change
+ *   (sources.c). A delete forgets it.
  * deleting: object -> the CPID of the change that is deleting it (a person's
  *   delete, or the cause of a controller's), for the deletes that follow from
  *   it: the garbage collector's of its dependents, the kubelet's final delete
@@ -43,13 +49,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "ripple/ripple.h"
 #include "ripplex/sbuf.h"
 
 typedef struct wh_memo wh_memo_t;
 
 typedef struct wh_memo_opts {
-  size_t causes, recent, held, deleting; /* entries of each table (rounded up to a power of 2) */
+  size_t causes, recent, held, deleting,
+      services; /* entries of each table (rounded up to a power of 2) */
   int64_t recent_ttl_ns, held_ttl_ns, deleting_ttl_ns;
 } wh_memo_opts_t;
 
@@ -84,6 +93,18 @@ void wh_memo_held_put(wh_memo_t *m, const char *uid, const ripple_ctx_t *ctx, in
                       int64_t now);
 /* gen (may be NULL) receives the entry's generation. */
 int wh_memo_held_get(wh_memo_t *m, const char *uid, int64_t now, ripple_ctx_t *out, int64_t *gen);
+
+/* Remember the selector (a JSON object of strings, at most
+ * WH_MEMO_SELECTOR_MAX bytes as text; anything else is not remembered) of
+ * the Service ns/name. */
+#define WH_MEMO_SELECTOR_MAX 512
+void wh_memo_service_put(wh_memo_t *m, const char *ns, const char *name, const json_t *selector,
+                         int64_t now);
+void wh_memo_service_forget(wh_memo_t *m, const char *ns, const char *name);
+/* A stand-in of the Service ns/name remembered younger than the TTL: kind,
+ * apiVersion, metadata.namespace and name, spec.selector (a new reference);
+ * NULL when none is. */
+json_t *wh_memo_service_standin(wh_memo_t *m, const char *ns, const char *name, int64_t now);
 
 /* The change deleting the object with this uid (or the Namespace of this
  * name: kind "Namespace", uid NULL). */

@@ -346,9 +346,14 @@ static int selector_text(const json_t *svc, char *buf, size_t cap) {
   return len > 0;
 }
 
-/* A Service (by name) and the Pods it selects, for its Endpoints or slices. */
+/* A Service (by name) and the Pods it selects, for its Endpoints or slices.
+ * A Service the informer does not have yet, but this webhook admitted moments
+ * ago, is read from memory (memo.h, services): the endpoints controllers
+ * often write before the informer catches up, and the Service's change
+ * would otherwise be missing from its Endpoints' trace. */
 static void service_and_pods(gather_t *g, const json_t *obj, const char *ns, const char *svc_name) {
   json_t *svc = get_whole(g->w, "Service", ns, svc_name);
+  if (!svc) svc = wh_memo_service_standin(g->w->memo, ns, svc_name, g->now);
   if (!svc) return;
   g->fixed = obj;
   g->fixed_upstream = 0;

@@ -492,6 +492,53 @@ static void test_endpoints_merge(void **state) {
   assert_string_equal(val, id);
 }
 
+/* The endpoints controllers write a new Service's Endpoints within
+ * milliseconds, often before the informer has the Service: the Service this
+ * webhook just admitted stands in (its selector, from memory), for the TTL
+ * of recent contexts and until it is deleted. */
+static void endpoints_of(fx_t *f, const char *uid) {
+  char obj[512];
+  snprintf(obj, sizeof obj,
+           "{\"apiVersion\":\"v1\",\"kind\":\"Endpoints\",\"metadata\":{\"name\":\"web\","
+           "\"namespace\":\"d\",\"uid\":\"%s\"}}",
+           uid);
+  admit(f, "CREATE", "system:serviceaccount:kube-system:endpoint-controller", "Endpoints",
+        "endpoints", "", "d", "web", obj, "null");
+}
+
+static void test_endpoints_before_informer_has_service(void **state) {
+  fx_t *f = *state;
+  add_pods(f); /* the informer has the Pods, not the Service */
+  const char *svc =
+      "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
+      "\"web\",\"namespace\":\"d\"},\"spec\":{\"selector\":{\"app\":\"web\"}}}";
+  admit(f, "CREATE", "kubernetes-admin", "Service", "services", "", "d", "web", svc, "null");
+  assert_int_equal(f->cap->nsp, 1);
+  ripple_cpid_t root = f->cap->sp[0].cpid, p;
+  assert_int_equal(ripple_cpid_parse(P_CPID, 36, &p), RIPPLE_OK);
+  size_t nml = f->cap->nml; /* the root's own mergelog */
+  f->cap->now += 3000000;   /* 3 ms later */
+  endpoints_of(f, "ep-1");
+  assert_int_equal(f->cap->nml, nml + 1);
+  const cap_mergelog_t *ml = &f->cap->ml[nml];
+  assert_int_equal(ml->nsources, 2); /* the Service's root and the Pods' P */
+  assert_true(mergelog_has_source(ml, &root) && mergelog_has_source(ml, &p));
+  /* Past the TTL (5 s) memory no longer stands in, and without its Service
+   * nothing selects the Pods: a root of the write's own, no sources. */
+  f->cap->now += 6000000000LL;
+  endpoints_of(f, "ep-2");
+  assert_int_equal(f->cap->nml, nml + 2);
+  assert_int_equal(f->cap->ml[nml + 1].nsources, 0);
+  /* A deleted Service is forgotten at once. */
+  admit(f, "CREATE", "kubernetes-admin", "Service", "services", "", "d", "web", svc, "null");
+  admit(f, "DELETE", "kubernetes-admin", "Service", "services", "", "d", "web", "null", svc);
+  nml = f->cap->nml;
+  f->cap->now += 1000000;
+  endpoints_of(f, "ep-3");
+  assert_int_equal(f->cap->nml, nml + 1);
+  assert_int_equal(f->cap->ml[nml].nsources, 0);
+}
+
 static void test_endpointslice_and_status(void **state) {
   fx_t *f = *state;
   world_add(&f->world, svc_json);
@@ -638,6 +685,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_binding_before_informer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_endpoints_merge, setup, teardown),
       cmocka_unit_test_setup_teardown(test_endpointslice_and_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_endpoints_before_informer_has_service, setup, teardown),
       cmocka_unit_test_setup_teardown(test_bad_annotation_no_sources, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exclusions_and_dry_run, setup, teardown),
       cmocka_unit_test_setup_teardown(test_idempotent_root_then_children, setup, teardown),
