@@ -5,9 +5,10 @@
 #     structures' own accounting (*_memory()) and from RSS growth;
 #  2. a real ripple-server (pinned to core 0, --max-cpids 0: no retention,
 #     stall detection on) fed N spans (default 10M) by bench_ingest (core 1,
-#     spans as it makes them), then: its VmRSS and VmHWM (/proc/PID/status),
-#     RSS growth per span, what the graph and object index hold (/metrics),
-#     and the databases' size on disk.
+#     spans as it makes them, dated now so that the stall detector's window
+#     holds them as it would live ones), then: its VmRSS and VmHWM
+#     (/proc/PID/status), RSS growth per span, what the graph and object
+#     index hold (/metrics), and the databases' size on disk.
 # Usage: bench/bench-memory.sh [--build DIR] [--spans N] [--conns N] [--no-parts]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,7 +66,7 @@ while sleep 10; do echo "$(metric ripple_records_total) $(status_kb VmRSS)"; don
 sampler=$!
 # bench_ingest's exit status judges its own rate target, which --records turns off.
 taskset -c 1 "$ingest" --port "$port" --kind spans --sync normal --conns "$conns" \
-  --records "$spans" --seconds 900 | sed -n 's/^ *//; s/; server CPU 0%, 0 records per server CPU-second//; /records\/s\|records in/p'
+  --records "$spans" --dates now --seconds 900 | sed -n 's/^ *//; s/; server CPU 0%, 0 records per server CPU-second//; /records\/s\|records in/p'
 # The stall detector works beside ingest: wait for its queue to drain.
 for _ in $(seq 600); do
   [[ $(metric ripple_stall_queue_spans) == 0 ]] && break

@@ -6,6 +6,7 @@
  *   bench_ingest --server build/release/bin/ripple-server [--seconds 10]
  *                [--conns 4] [--batch 1000] [--kind mergelogs|spans|both]
  *                [--sync normal|full|both] [--port P] [--rate R] [--records N]
+ *                [--dates past|now]
  *
  * The server runs pinned to core 0 and this load generator to core 1, so the
  * figure is what one core of server does. Each connection is a thread with
@@ -19,7 +20,10 @@
  * schedule), for measuring something else under a steady load. With
  * --records the connections together send N records (rounded up to whole
  * requests) and stop, or stop at --seconds if that comes first: for filling
- * a server to a known size (bench-memory.sh).
+ * a server to a known size (bench-memory.sh). Records are dated on a fixed
+ * day in the past, which the stall detector learns from at once; with --dates
+ * now they are dated when the run starts, so that its window holds them as it
+ * would live ones.
  *
  *   bench_ingest --port P --kind otlp --body FILE [--batch SPANS] [--token T]
  *
@@ -63,6 +67,18 @@ typedef struct opts {
 /* --records: records the connections have claimed so far (a request claims its
  * batch before it is sent). */
 static _Atomic uint64_t claimed;
+
+/* The second records are dated in, before their stamped nanoseconds (a
+ * span ends a second after its start): a fixed day in the past, or with
+ * --dates now the second the run started. */
+static char at_start[32] = "2026-11-21T22:18:34.", at_end[32] = "2026-11-21T22:18:35.";
+
+static void date_now(void) {
+  time_t t = time(NULL), t1 = t + 1;
+  struct tm tm;
+  strftime(at_start, sizeof at_start, "%Y-%m-%dT%H:%M:%S.", gmtime_r(&t, &tm));
+  strftime(at_end, sizeof at_end, "%Y-%m-%dT%H:%M:%S.", gmtime_r(&t1, &tm));
+}
 
 /* --kind otlp: the request every connection sends, read once. */
 static char *otlp_body;
@@ -158,7 +174,8 @@ static void mergelog(body_t *b, uint32_t run, int conn) {
       cpid(b, run, conn, pos + 1 + (int)rnd(&b->rng) % 200); /* back <= 249: fits a stamp */
     }
   }
-  put(b, "],\"time\":\"2026-11-21T22:18:34.");
+  put(b, "],\"time\":\"");
+  put(b, at_start);
   hole(b, 0, 1);
   char tail[320];
   snprintf(tail, sizeof tail,
@@ -181,12 +198,12 @@ static void span(body_t *b, uint32_t run, int conn) {
     hole(b, 1, 0);
   }
   char mid[160];
-  snprintf(mid, sizeof mid,
-           "\",\"service\":\"%s\",\"name\":\"sync%s\",\"start\":\"2026-11-21T22:18:34.",
-           components[(int)rnd(&b->rng) % 4], kinds[(int)rnd(&b->rng) % 4]);
+  snprintf(mid, sizeof mid, "\",\"service\":\"%s\",\"name\":\"sync%s\",\"start\":\"%s",
+           components[(int)rnd(&b->rng) % 4], kinds[(int)rnd(&b->rng) % 4], at_start);
   put(b, mid);
   hole(b, 0, 1);
-  put(b, "Z\",\"end\":\"2026-11-21T22:18:35.");
+  put(b, "Z\",\"end\":\"");
+  put(b, at_end);
   hole(b, 0, 1);
   /* The attributes ripple's webhook gives every span (docs/webhook.md); the
    * server indexes the object they name. */
@@ -569,13 +586,14 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_ingest --server PATH [--seconds S] [--conns N] [--batch N]\n"
           "                    [--kind mergelogs|spans|both] [--sync normal|full|both] [--port P]\n"
-          "                    [--rate RECORDS_PER_S] [--records N]\n"
+          "                    [--rate RECORDS_PER_S] [--records N] [--dates past|now]\n"
           "       bench_ingest --port P --kind otlp --body FILE [--batch SPANS_IN_FILE]\n"
           "                    [--conns N] [--seconds S] [--token T]\n");
 }
 
 int main(int argc, char **argv) {
   opts_t o = {NULL, 10, 4, 1000, "both", "both", 0, 0, 0, NULL, NULL};
+  int now = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const char *a = argv[i], *v = argv[i + 1];
     if (!strcmp(a, "--server"))
@@ -594,6 +612,8 @@ int main(int argc, char **argv) {
       o.port = (int)strtol(v, NULL, 10);
     else if (!strcmp(a, "--rate"))
       o.rate = strtod(v, NULL);
+    else if (!strcmp(a, "--dates") && (!strcmp(v, "now") || !strcmp(v, "past")))
+      now = !strcmp(v, "now");
     else if (!strcmp(a, "--records"))
       o.records = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--body"))
@@ -608,6 +628,7 @@ int main(int argc, char **argv) {
       o.batch < 1 || o.batch > 10000 || o.seconds <= 0)
     return usage(), 2;
   signal(SIGPIPE, SIG_IGN);
+  if (now) date_now();
   if (!strcmp(o.kind, "otlp")) { /* a receiver already running: one run, as is */
     FILE *f = o.body && o.port ? fopen(o.body, "rb") : NULL;
     if (!f) return usage(), 2;
