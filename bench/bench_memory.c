@@ -132,6 +132,7 @@ static void bench_graph(uint64_t ncpids, uint64_t nspans) {
   long rss_r = rss_bytes();
   row("root entry (a new object uid each)", roots_memory(r) - r0, rss_r - rss1, roots_count(r),
       "root");
+  printf("    %zu roots\n", roots_count(r));
   rss1 = rss_r;
 
   /* Spans onto the CPIDs already there: 16 bytes a span node, and nothing else. */
