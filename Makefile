@@ -106,6 +106,7 @@ bench: build lab
 	@bench/bench-otlp.sh --build $(BUILD)/release
 	@bench/bench-vs-jaeger.sh --build $(BUILD)/release
 	@bench/bench-details.sh --build $(BUILD)/release
+	@bench/bench-memory.sh --build $(BUILD)/release
 	@$(BUILD)/release/bench/bench_server
 	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/bin/ripple-server
 

@@ -5,7 +5,8 @@
  *
  *   bench_ingest --server build/release/bin/ripple-server [--seconds 10]
  *                [--conns 4] [--batch 1000] [--kind mergelogs|spans|both]
- *                [--sync normal|full|both] [--port P] [--rate R]
+ *                [--sync normal|full|both] [--port P] [--rate R] [--records N]
+ *                [--dates past|now]
  *
  * The server runs pinned to core 0 and this load generator to core 1, so the
  * figure is what one core of server does. Each connection is a thread with
@@ -16,7 +17,13 @@
  * generator's own cost stays far below the server's. With --port it drives a
  * server that is already running instead of starting one. With --rate the
  * connections together send R records per second at most (each request on a
- * schedule), for measuring something else under a steady load.
+ * schedule), for measuring something else under a steady load. With
+ * --records the connections together send N records (rounded up to whole
+ * requests) and stop, or stop at --seconds if that comes first: for filling
+ * a server to a known size (bench-memory.sh). Records are dated on a fixed
+ * day in the past, which the stall detector learns from at once; with --dates
+ * now they are dated when the run starts, so that its window holds them as it
+ * would live ones.
  *
  *   bench_ingest --port P --kind otlp --body FILE [--batch SPANS] [--token T]
  *
@@ -31,6 +38,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +59,26 @@ typedef struct opts {
   int conns, batch;
   const char *kind, *sync;
   int port;
-  double rate; /* records per second over all connections; 0: as fast as the server takes */
+  double rate;      /* records per second over all connections; 0: as fast as the server takes */
+  uint64_t records; /* records to send over all connections; 0: until --seconds */
   const char *body, *token; /* --kind otlp: the request sent; a bearer token */
 } opts_t;
+
+/* --records: records the connections have claimed so far (a request claims its
+ * batch before it is sent). */
+static _Atomic uint64_t claimed;
+
+/* The second records are dated in, before their stamped nanoseconds (a
+ * span ends a second after its start): a fixed day in the past, or with
+ * --dates now the second the run started. */
+static char at_start[32] = "2026-11-21T22:18:34.", at_end[32] = "2026-11-21T22:18:35.";
+
+static void date_now(void) {
+  time_t t = time(NULL), t1 = t + 1;
+  struct tm tm;
+  strftime(at_start, sizeof at_start, "%Y-%m-%dT%H:%M:%S.", gmtime_r(&t, &tm));
+  strftime(at_end, sizeof at_end, "%Y-%m-%dT%H:%M:%S.", gmtime_r(&t1, &tm));
+}
 
 /* --kind otlp: the request every connection sends, read once. */
 static char *otlp_body;
@@ -149,7 +174,8 @@ static void mergelog(body_t *b, uint32_t run, int conn) {
       cpid(b, run, conn, pos + 1 + (int)rnd(&b->rng) % 200); /* back <= 249: fits a stamp */
     }
   }
-  put(b, "],\"time\":\"2026-11-21T22:18:34.");
+  put(b, "],\"time\":\"");
+  put(b, at_start);
   hole(b, 0, 1);
   char tail[320];
   snprintf(tail, sizeof tail,
@@ -172,12 +198,12 @@ static void span(body_t *b, uint32_t run, int conn) {
     hole(b, 1, 0);
   }
   char mid[160];
-  snprintf(mid, sizeof mid,
-           "\",\"service\":\"%s\",\"name\":\"sync%s\",\"start\":\"2026-11-21T22:18:34.",
-           components[(int)rnd(&b->rng) % 4], kinds[(int)rnd(&b->rng) % 4]);
+  snprintf(mid, sizeof mid, "\",\"service\":\"%s\",\"name\":\"sync%s\",\"start\":\"%s",
+           components[(int)rnd(&b->rng) % 4], kinds[(int)rnd(&b->rng) % 4], at_start);
   put(b, mid);
   hole(b, 0, 1);
-  put(b, "Z\",\"end\":\"2026-11-21T22:18:35.");
+  put(b, "Z\",\"end\":\"");
+  put(b, at_end);
   hole(b, 0, 1);
   /* The attributes ripple's webhook gives every span (docs/webhook.md); the
    * server indexes the object they name. */
@@ -221,6 +247,7 @@ static void body_stamp(body_t *b, uint64_t first) {
 typedef struct worker {
   int conn, port, mergelogs, batch;
   int64_t interval_ns; /* between requests (--rate); 0: none */
+  uint64_t limit;      /* --records over all connections; 0: none */
   uint32_t run;
   int otlp;          /* send otlp_body to /v1/traces */
   const char *token; /* bearer token, or NULL */
@@ -311,6 +338,7 @@ static void *work(void *arg) {
   int fd = dial(w->port);
   int64_t next = mono_ns();
   for (uint64_t first = 1000; fd >= 0 && mono_ns() < w->deadline; first += (uint64_t)w->batch) {
+    if (w->limit && atomic_fetch_add(&claimed, (uint64_t)w->batch) >= w->limit) break;
     if (w->interval_ns) { /* on schedule: wait for this request's turn */
       next += w->interval_ns;
       int64_t d = next - mono_ns();
@@ -497,6 +525,7 @@ static void run(const opts_t *o, int mergelogs, const char *sync) {
   uint32_t run_id = (uint32_t)mono_ns() ^ (uint32_t)getpid();
   double cpu0 = srv.pid ? server_cpu(srv.pid) : 0;
   int64_t t0 = mono_ns();
+  atomic_store(&claimed, 0);
   for (int i = 0; i < o->conns; i++) {
     w[i] =
         (worker_t){.conn = i,
@@ -507,6 +536,7 @@ static void run(const opts_t *o, int mergelogs, const char *sync) {
                    .batch = o->batch,
                    .run = run_id,
                    .interval_ns = o->rate > 0 ? (int64_t)(1e9 * o->batch * o->conns / o->rate) : 0,
+                   .limit = o->records,
                    .deadline = t0 + (int64_t)(o->seconds * 1e9)};
     pthread_create(&w[i].thread, NULL, work, &w[i]);
   }
@@ -528,7 +558,8 @@ static void run(const opts_t *o, int mergelogs, const char *sync) {
   }
   qsort(lat, nlat, sizeof *lat, cmp_i64);
   double rate = (double)records / secs;
-  int target = !otlp && !strcmp(sync, "normal") && o->rate <= 0, ok = !target || rate >= TARGET;
+  int target = !otlp && !strcmp(sync, "normal") && o->rate <= 0 && !o->records,
+      ok = !target || rate >= TARGET;
   printf("  %s, sync=%s, %d connections x %d records per request:\n",
          otlp        ? "OTLP spans"
          : mergelogs ? "mergelogs"
@@ -555,13 +586,14 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_ingest --server PATH [--seconds S] [--conns N] [--batch N]\n"
           "                    [--kind mergelogs|spans|both] [--sync normal|full|both] [--port P]\n"
-          "                    [--rate RECORDS_PER_S]\n"
+          "                    [--rate RECORDS_PER_S] [--records N] [--dates past|now]\n"
           "       bench_ingest --port P --kind otlp --body FILE [--batch SPANS_IN_FILE]\n"
           "                    [--conns N] [--seconds S] [--token T]\n");
 }
 
 int main(int argc, char **argv) {
-  opts_t o = {NULL, 10, 4, 1000, "both", "both", 0, 0, NULL, NULL};
+  opts_t o = {NULL, 10, 4, 1000, "both", "both", 0, 0, 0, NULL, NULL};
+  int now = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const char *a = argv[i], *v = argv[i + 1];
     if (!strcmp(a, "--server"))
@@ -580,6 +612,10 @@ int main(int argc, char **argv) {
       o.port = (int)strtol(v, NULL, 10);
     else if (!strcmp(a, "--rate"))
       o.rate = strtod(v, NULL);
+    else if (!strcmp(a, "--dates") && (!strcmp(v, "now") || !strcmp(v, "past")))
+      now = !strcmp(v, "now");
+    else if (!strcmp(a, "--records"))
+      o.records = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--body"))
       o.body = v;
     else if (!strcmp(a, "--token"))
@@ -592,6 +628,7 @@ int main(int argc, char **argv) {
       o.batch < 1 || o.batch > 10000 || o.seconds <= 0)
     return usage(), 2;
   signal(SIGPIPE, SIG_IGN);
+  if (now) date_now();
   if (!strcmp(o.kind, "otlp")) { /* a receiver already running: one run, as is */
     FILE *f = o.body && o.port ? fopen(o.body, "rb") : NULL;
     if (!f) return usage(), 2;

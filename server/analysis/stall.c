@@ -705,3 +705,7 @@ void stall_stats(stall_t *s, stall_stats_t *out) {
   out->window = s->nwin;
   out->kinds = s->nkind;
 }
+
+size_t stall_memory(const stall_t *s) {
+  return sizeof *s + stall_index_memory(s) + kinds_memory(s) + s->nstall * sizeof(srec_t);
+}

@@ -121,6 +121,12 @@ typedef struct stall_stats {
 } stall_stats_t;
 void stall_stats(stall_t *s, stall_stats_t *out);
 
+/* Bytes the detector holds: its window of writes (the slab's chunks, never
+ * given back), index lists, interned strings, hop kinds and stalls, hash
+ * tables' empty slots included, malloc's own overhead not. Walks the
+ * window: for benchmarks and tests, not for every request. */
+size_t stall_memory(const stall_t *s);
+
 /* The learned model, for the API: fn once per expectation (KA -> KB, or
  * KA -> any with expect "" ""), with its share, samples and p99. */
 typedef void (*stall_model_fn)(void *ud, const char *service, const char *name,

@@ -137,3 +137,18 @@ void stall_went_free(stall_t *s, uint32_t i) {
   w->next[L_WIN] = s->wfree;
   s->wfree = i;
 }
+
+size_t stall_index_memory(const stall_t *s) {
+  size_t b =
+      (size_t)s->cchunk * sizeof(went_t *) + (size_t)s->nchunk * STALL_CHUNK * sizeof(went_t);
+  for (uint32_t i = 0; i < s->nhigh; i++) {
+    const went_t *w = W(s, i);
+    if (w->flags & F_USED) b += (size_t)w->cfol * sizeof *w->fol;
+  }
+  b += htab_memory(&s->keys) + s->keys.n * sizeof(ikey_t) + htab_memory(&s->strs);
+  for (size_t j = 0; s->strs.slot && j <= s->strs.mask; j++) {
+    const sstr_t *x = s->strs.slot[j].p;
+    if (x) b += sizeof *x + x->len + 1;
+  }
+  return b;
+}

@@ -25,5 +25,8 @@ void stall_index_del(stall_t *s, uint32_t i, int type);
  * with its references, index lists and followers. */
 uint32_t stall_went_alloc(stall_t *s);
 void stall_went_free(stall_t *s, uint32_t i);
+/* Bytes held by the slab (all its chunks), the writes' followers, the index
+ * lists and the interned strings, with their tables' empty slots. */
+size_t stall_index_memory(const stall_t *s);
 
 #endif

@@ -293,3 +293,18 @@ void stall_model(stall_t *s, stall_model_fn fn, void *ud) {
     }
   }
 }
+
+size_t kinds_memory(const stall_t *s) {
+  size_t b = (size_t)s->ckind * (sizeof(hkind_t *) + sizeof *s->active + sizeof *s->dirty) +
+             htab_memory(&s->kinds_tab);
+  for (uint32_t i = 0; i < s->nkind; i++) {
+    const hkind_t *k = s->kind[i];
+    /* pair_get doubles the list whenever npair is 0 or a power of two. */
+    size_t cap = k->npair ? 2 : 0;
+    while (cap && cap <= k->npair) cap *= 2;
+    b += sizeof *k + cap * sizeof(kpair_t *) + k->npair * sizeof(kpair_t);
+    /* kind_expect sized exp for the pairs of its time: at most npair + 1. */
+    if (k->exp) b += (k->npair + 1) * sizeof *k->exp;
+  }
+  return b;
+}

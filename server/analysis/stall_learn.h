@@ -34,5 +34,8 @@ void kind_now(const stall_t *s, uint32_t ka, uint32_t kb, uint32_t *samples, dou
 int64_t went_followed(const went_t *w, uint32_t kb);
 /* Did e's next hop follow w within e's wait? */
 int went_met(const went_t *w, const expect_t *e);
+/* Bytes held by the hop kinds: their table, pairs, histograms and
+ * expectations (not their interned names: stall_index_memory). */
+size_t kinds_memory(const stall_t *s);
 
 #endif

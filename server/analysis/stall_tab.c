@@ -70,6 +70,8 @@ void htab_del(htab_t *t, uint64_t h, const void *p) {
   t->n--;
 }
 
+size_t htab_memory(const htab_t *t) { return t->slot ? (t->mask + 1) * sizeof *t->slot : 0; }
+
 /* ---- strings --------------------------------------------------------------- */
 
 typedef struct skey {

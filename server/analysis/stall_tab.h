@@ -15,6 +15,8 @@ typedef int (*htab_eq_fn)(const void *item, const void *key);
 void *htab_find(const htab_t *t, uint64_t h, htab_eq_fn eq, const void *key);
 int htab_add(htab_t *t, uint64_t h, void *p);
 void htab_del(htab_t *t, uint64_t h, const void *p);
+/* Bytes of t's slots (empty ones too; not the items). */
+size_t htab_memory(const htab_t *t);
 
 uint64_t stall_mix(uint64_t x);
 
