@@ -4,11 +4,12 @@
  * value IDLE_NICE_DELTA above the process's, so under contention it gets a
  * share by weight (nice 15 against one busy nice-0 thread: about 3% under
  * CFS/EEVDF; more as ingest's threads wait on I/O and locks) and, when the
- * CPU is free, all of it. The trace server's OTLP exporter and its details'
- * parser and writer use it, so that they cost ingest little and still make
- * progress while ingest runs flat out. 15 rather than 10: at 10 the exporter
- * (with its normal-priority reader) cost full-rate ingest 17-19% on one
- * shared core, at 15 about 5% (docs/benchmarks.md, issue 28).
+ * CPU is free, all of it. The trace server's OTLP exporter, its details'
+ * parser and writer, and the stall detector's feeder use it, so that they
+ * cost ingest little and still make progress while ingest runs flat out.
+ * 15 rather than 10: at 10 the exporter (with its normal-priority reader)
+ * cost full-rate ingest 17-19% on one shared core, at 15 about 5%
+ * (docs/benchmarks.md, issue 28).
  *
  * Not the idle class (SCHED_IDLE), which it was until issue 28: an idle
  * thread gets nothing at all while another thread wants its core.
