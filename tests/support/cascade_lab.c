@@ -554,7 +554,32 @@ void cl_wait_pods(const char *selector, size_t n, int timeout_ms) {
   cl_wait(pods_running, &w, timeout_ms, what);
 }
 
+/* Whether no namespace is being deleted. Counts are cluster-wide, and a
+ * namespace of an earlier test still terminating writes meanwhile (its
+ * Pods deleted, and created again by their ReplicaSet until the namespace
+ * controller reaches it). */
+static int no_namespace_terminating(void *ud) {
+  (void)ud;
+  char *body = NULL;
+  if (cl_api("GET", "/api/v1/namespaces", NULL, &body, NULL) != 200) {
+    free(body);
+    return 0;
+  }
+  json_t *list = json_loads(body, 0, NULL);
+  free(body);
+  size_t i;
+  json_t *ns;
+  int quiet = list != NULL;
+  json_array_foreach(json_object_get(list, "items"), i, ns) {
+    const char *phase = json_string_value(json_object_get(json_object_get(ns, "status"), "phase"));
+    if (phase && !strcmp(phase, "Terminating")) quiet = 0;
+  }
+  json_decref(list);
+  return quiet;
+}
+
 json_t *cl_quiet_counts(const char *const *res) {
+  cl_wait(no_namespace_terminating, NULL, 180000, "earlier tests' namespaces to be deleted");
   json_t *last = cl_write_counts(res);
   for (int i = 0, still = 0; i < 60 && still < 4; i++) {
     usleep(500000);

@@ -112,8 +112,9 @@ void cl_dump_spans(const char *label, const json_t *arr);
  * out) summed over codes, as {"<resource>[/<sub>] <VERB>": n} for the
  * resources listed in res (NULL-terminated). */
 json_t *cl_write_counts(const char *const *res);
-/* cl_write_counts(res) once the counters have stood still for 2 s (at most
- * 30 s): the cascade and the controllers' follow-ups are done. */
+/* cl_write_counts(res) once no namespace is terminating (at most 180 s: the
+ * counts are cluster-wide) and the counters have stood still for 2 s (at
+ * most 30 s): the cascade and the controllers' follow-ups are done. */
 json_t *cl_quiet_counts(const char *const *res);
 /* after - before of two cl_write_counts answers, the keys that changed only. */
 json_t *cl_counts_diff(const json_t *before, const json_t *after);
