@@ -31,6 +31,7 @@
 
 #include "analysis/details.h"
 #include "graph/keytab.h"
+#include "ripplex/clock.h"
 #include "ripplex/cpid.h"
 #include "ripplex/idle.h"
 #include "ripplex/wire.h"
@@ -45,8 +46,8 @@
 
 /* ---- ingest ---------------------------------------------------------------- */
 
-static int put_batch(tdet_t *s, det_batch_t *b, dec_error_t *err) {
-  int rc = facts_put(s->core->facts, b->v, b->n);
+static int put_batch(tdet_t *s, det_batch_t *b, int64_t since, dec_error_t *err) {
+  int rc = facts_put_since(s->core->facts, b->v, b->n, since);
   if (rc == RIPPLE_OK) return 200;
   if (rc == RIPPLE_EFULL) {
     snprintf(err->msg, sizeof err->msg, "the details queue is full (--details-queue); retry later");
@@ -56,8 +57,8 @@ static int put_batch(tdet_t *s, det_batch_t *b, dec_error_t *err) {
   return 503;
 }
 
-static int ingest_details(tdet_t *s, const char *body, size_t len, size_t *accepted,
-                          dec_error_t *err) {
+static int ingest_details(tdet_t *s, const char *body, size_t len, int64_t since,
+                          size_t *accepted, dec_error_t *err) {
   det_batch_t b;
   *accepted = 0;
   int rc = det_decode(body, len, &s->limits, &b, err);
@@ -65,7 +66,7 @@ static int ingest_details(tdet_t *s, const char *body, size_t len, size_t *accep
     atomic_fetch_add(&s->details_refused, 1);
     return rc == RIPPLE_ENOMEM ? 503 : rc == RIPPLE_ERANGE ? 413 : 400;
   }
-  int status = put_batch(s, &b, err);
+  int status = put_batch(s, &b, since, err);
   if (status == 200) {
     *accepted = b.n;
     for (size_t i = 0; i < b.n; i++)
@@ -75,8 +76,8 @@ static int ingest_details(tdet_t *s, const char *body, size_t len, size_t *accep
   return status;
 }
 
-static int ingest_audit(tdet_t *s, const char *body, size_t len, size_t *accepted,
-                        dec_error_t *err) {
+static int ingest_audit(tdet_t *s, const char *body, size_t len, int64_t since,
+                        size_t *accepted, dec_error_t *err) {
   audit_batch_t a;
   det_batch_t b;
   *accepted = 0;
@@ -89,7 +90,7 @@ static int ingest_audit(tdet_t *s, const char *body, size_t len, size_t *accepte
   atomic_fetch_add(&s->audit_malformed, a.malformed);
   int status = 503;
   if (det_from_audit(&a, &b) == RIPPLE_OK) {
-    status = put_batch(s, &b, err);
+    status = put_batch(s, &b, since, err);
     if (status == 200) {
       *accepted = b.n;
       atomic_fetch_add(&s->details_stored[2], b.n);
@@ -117,6 +118,7 @@ typedef struct djob {
   int audit;
   const char *body;
   size_t len, accepted;
+  int64_t since; /* mono_ns: when it was queued, where the details' lag starts */
   dec_error_t *err;
   int status, done;
   struct djob *next;
@@ -127,7 +129,7 @@ struct dwork {
   pthread_mutex_t mu;
   pthread_cond_t work, done;
   djob_t *head, *tail;
-  size_t bytes;
+  size_t bytes, jobs; /* bodies queued or being parsed */
   int stop, started;
   pthread_t thread;
 };
@@ -143,10 +145,11 @@ static void *dwork_run(void *arg) {
     w->head = j->next;
     if (!w->head) w->tail = NULL;
     pthread_mutex_unlock(&w->mu);
-    j->status = j->audit ? ingest_audit(w->s, j->body, j->len, &j->accepted, j->err)
-                         : ingest_details(w->s, j->body, j->len, &j->accepted, j->err);
+    j->status = j->audit ? ingest_audit(w->s, j->body, j->len, j->since, &j->accepted, j->err)
+                         : ingest_details(w->s, j->body, j->len, j->since, &j->accepted, j->err);
     pthread_mutex_lock(&w->mu);
     w->bytes -= j->len;
+    w->jobs--;
     j->done = 1;
     pthread_cond_broadcast(&w->done);
   }
@@ -190,7 +193,7 @@ void tdet_stop(tdet_t *s) {
 static int submit(tdet_t *s, int audit, const char *body, size_t len, size_t *accepted,
                   dec_error_t *err) {
   dwork_t *w = s->dwork;
-  djob_t j = {audit, body, len, 0, err, 503, 0, NULL};
+  djob_t j = {audit, body, len, 0, mono_ns(), err, 503, 0, NULL};
   *accepted = 0;
   pthread_mutex_lock(&w->mu);
   if (w->stop || (w->bytes && w->bytes + len > DWORK_MAX_BYTES)) {
@@ -202,6 +205,7 @@ static int submit(tdet_t *s, int audit, const char *body, size_t len, size_t *ac
     return stopping ? 503 : 429;
   }
   w->bytes += len;
+  w->jobs++;
   /* The job lives on this stack: this thread waits below until the worker
    * marked it done, and the worker drops it from the queue before that. */
   if (w->tail)
@@ -214,6 +218,16 @@ static int submit(tdet_t *s, int audit, const char *body, size_t len, size_t *ac
   pthread_mutex_unlock(&w->mu);
   *accepted = j.accepted;
   return j.status;
+}
+
+void tdet_pending(tdet_t *s, size_t *requests, size_t *bytes) {
+  dwork_t *w = s->dwork;
+  *requests = *bytes = 0;
+  if (!w) return;
+  pthread_mutex_lock(&w->mu);
+  *requests = w->jobs;
+  *bytes = w->bytes;
+  pthread_mutex_unlock(&w->mu);
 }
 
 int tdet_ingest(tdet_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err) {
