@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analysis/details.h"
 #include "graph/keytab.h"
@@ -57,8 +58,8 @@ static int put_batch(tdet_t *s, det_batch_t *b, int64_t since, dec_error_t *err)
   return 503;
 }
 
-static int ingest_details(tdet_t *s, const char *body, size_t len, int64_t since,
-                          size_t *accepted, dec_error_t *err) {
+static int ingest_details(tdet_t *s, const char *body, size_t len, int64_t since, size_t *accepted,
+                          dec_error_t *err) {
   det_batch_t b;
   *accepted = 0;
   int rc = det_decode(body, len, &s->limits, &b, err);
@@ -76,8 +77,8 @@ static int ingest_details(tdet_t *s, const char *body, size_t len, int64_t since
   return status;
 }
 
-static int ingest_audit(tdet_t *s, const char *body, size_t len, int64_t since,
-                        size_t *accepted, dec_error_t *err) {
+static int ingest_audit(tdet_t *s, const char *body, size_t len, int64_t since, size_t *accepted,
+                        dec_error_t *err) {
   audit_batch_t a;
   det_batch_t b;
   *accepted = 0;
@@ -114,6 +115,18 @@ static int ingest_audit(tdet_t *s, const char *body, size_t len, int64_t since,
 
 #define DWORK_MAX_BYTES ((size_t)256 << 20)
 
+/* On a core saturated by ingest, nice +15 alone gets a few percent and the
+ * details' lag grows up to the queue's bound (docs/benchmarks.md, "Issue 28:
+ * details lag"). So a request that waited DWORK_LATE_NS for the worker is
+ * parsed by its own connection's thread, at the connection's priority, while
+ * a budget of CPU time lasts: DWORK_SHARE_MS of every second of a core, at
+ * most DWORK_BURST_NS at once. Late details get that share for sure, and
+ * ingest loses at most that share to them. */
+#define DWORK_LATE_NS 1000000000LL
+#define DWORK_RETRY_NS 100000000LL /* budget spent: look again this much later */
+#define DWORK_SHARE_MS 50
+#define DWORK_BURST_NS 250000000LL
+
 typedef struct djob {
   int audit;
   const char *body;
@@ -129,10 +142,16 @@ struct dwork {
   pthread_mutex_t mu;
   pthread_cond_t work, done;
   djob_t *head, *tail;
-  size_t bytes, jobs; /* bodies queued or being parsed */
+  size_t bytes, jobs;           /* bodies queued or being parsed */
+  int64_t budget_ns, budget_at; /* late requests' CPU budget, refilled at budget_at */
   int stop, started;
   pthread_t thread;
 };
+
+static void run_job(tdet_t *s, djob_t *j) {
+  j->status = j->audit ? ingest_audit(s, j->body, j->len, j->since, &j->accepted, j->err)
+                       : ingest_details(s, j->body, j->len, j->since, &j->accepted, j->err);
+}
 
 static void *dwork_run(void *arg) {
   dwork_t *w = arg;
@@ -145,8 +164,7 @@ static void *dwork_run(void *arg) {
     w->head = j->next;
     if (!w->head) w->tail = NULL;
     pthread_mutex_unlock(&w->mu);
-    j->status = j->audit ? ingest_audit(w->s, j->body, j->len, j->since, &j->accepted, j->err)
-                         : ingest_details(w->s, j->body, j->len, j->since, &j->accepted, j->err);
+    run_job(w->s, j);
     pthread_mutex_lock(&w->mu);
     w->bytes -= j->len;
     w->jobs--;
@@ -163,7 +181,13 @@ int tdet_start(tdet_t *s) {
   w->s = s;
   pthread_mutex_init(&w->mu, NULL);
   pthread_cond_init(&w->work, NULL);
-  pthread_cond_init(&w->done, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* submit waits until a mono_ns() time */
+  pthread_cond_init(&w->done, &ca);
+  pthread_condattr_destroy(&ca);
+  w->budget_ns = DWORK_BURST_NS;
+  w->budget_at = mono_ns();
   if (pthread_create(&w->thread, NULL, dwork_run, w) != 0) {
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->work);
@@ -190,6 +214,67 @@ void tdet_stop(tdet_t *s) {
   s->dwork = NULL;
 }
 
+static int64_t thread_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Under mu: refill the late requests' budget; 1 when some is left. */
+static int budget_left(dwork_t *w, int64_t now) {
+  w->budget_ns += (now - w->budget_at) / 1000 * DWORK_SHARE_MS;
+  if (w->budget_ns > DWORK_BURST_NS) w->budget_ns = DWORK_BURST_NS;
+  w->budget_at = now;
+  return w->budget_ns > 0;
+}
+
+/* Under mu: take j out of the queue; 0 when the worker already has. */
+static int unqueue(dwork_t *w, djob_t *j) {
+  djob_t *prev = NULL;
+  for (djob_t *q = w->head; q; prev = q, q = q->next) {
+    if (q != j) continue;
+    if (prev)
+      prev->next = j->next;
+    else
+      w->head = j->next;
+    if (w->tail == j) w->tail = prev;
+    return 1;
+  }
+  return 0;
+}
+
+/* Under mu, j queued: wait for the worker, or once j is late and the budget
+ * allows, parse it on this thread (see DWORK_LATE_NS). */
+static void await_job(dwork_t *w, djob_t *j) {
+  int64_t at = j->since + DWORK_LATE_NS;
+  int queued = 1;
+  while (!j->done) {
+    int64_t now = mono_ns();
+    if (queued && now >= at) {
+      if (budget_left(w, now) && (queued = unqueue(w, j))) {
+        atomic_fetch_add(&w->s->details_late, 1);
+        pthread_mutex_unlock(&w->mu);
+        int64_t cpu = thread_cpu_ns();
+        run_job(w->s, j);
+        cpu = thread_cpu_ns() - cpu;
+        pthread_mutex_lock(&w->mu);
+        w->budget_ns -= cpu;
+        w->bytes -= j->len;
+        w->jobs--;
+        j->done = 1;
+        return;
+      }
+      at = now + DWORK_RETRY_NS;
+    }
+    if (!queued) {
+      pthread_cond_wait(&w->done, &w->mu);
+      continue;
+    }
+    struct timespec ts = {(time_t)(at / 1000000000LL), (long)(at % 1000000000LL)};
+    pthread_cond_timedwait(&w->done, &w->mu, &ts);
+  }
+}
+
 static int submit(tdet_t *s, int audit, const char *body, size_t len, size_t *accepted,
                   dec_error_t *err) {
   dwork_t *w = s->dwork;
@@ -207,14 +292,14 @@ static int submit(tdet_t *s, int audit, const char *body, size_t len, size_t *ac
   w->bytes += len;
   w->jobs++;
   /* The job lives on this stack: this thread waits below until the worker
-   * marked it done, and the worker drops it from the queue before that. */
+   * (or this thread) marked it done, and it leaves the queue before that. */
   if (w->tail)
     w->tail->next = &j;
   else
     w->head = &j; /* cppcheck-suppress autoVariables */
   w->tail = &j;   /* cppcheck-suppress autoVariables */
   pthread_cond_signal(&w->work);
-  while (!j.done) pthread_cond_wait(&w->done, &w->mu);
+  await_job(w, &j);
   pthread_mutex_unlock(&w->mu);
   *accepted = j.accepted;
   return j.status;

@@ -28,6 +28,7 @@ typedef struct tdet {
   atomic_uint_fast64_t details_stored[3]; /* changes, Events, audit events */
   atomic_uint_fast64_t details_refused;   /* requests refused with a 4xx */
   atomic_uint_fast64_t details_busy;      /* requests refused with 429: the worker's queue */
+  atomic_uint_fast64_t details_late;      /* requests taken over by their own thread: late */
   atomic_uint_fast64_t audit_skipped, audit_malformed;
   dwork_t *dwork;
 } tdet_t;

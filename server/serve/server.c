@@ -525,6 +525,10 @@ static void details_metrics(srv_t *s, sbuf_t *out) {
                "the writer's (--details-queue) was full.",
                fs.refused_busy + atomic_load(&s->details.details_busy));
   prom_gauge(out, "ripple_details_queued", "Details waiting to be written.", (double)fs.queued);
+  prom_counter(out, "ripple_details_late_requests_total",
+               "Details requests that waited 1 s for the details' parser and were taken over by "
+               "their own connection's thread (within a 5% share of a core).",
+               atomic_load(&s->details.details_late));
   size_t preq, pbytes;
   tdet_pending(&s->details, &preq, &pbytes);
   prom_gauge(out, "ripple_details_pending_requests",

@@ -18,7 +18,6 @@
 
 #include "ripple/ripple.h"
 #include "ripplex/clock.h"
-#include "ripplex/idle.h"
 #include "ripplex/prom.h"
 #include "store/sqlconn.h"
 
@@ -145,7 +144,11 @@ static void observe_lag(facts_t *f, const job_t *j, int64_t now) {
 static void *writer(void *arg) {
   facts_t *f = arg;
   int64_t last_expire = 0;
-  (void)idle_enter(); /* details take little CPU from ingest, never none (ripplex/idle.h) */
+  /* At the process's priority, not nice +15: what it writes is bounded by
+   * what the details' parser hands it (trace_details.c: one thread at nice
+   * +15, and late requests within a CPU budget), and on a saturated core a
+   * writer at nice +15 as well doubled the details' lag (docs/benchmarks.md,
+   * "Issue 28: details lag"). */
   pthread_mutex_lock(&f->mu);
   for (;;) {
     while (!f->head && !f->stop) {
@@ -223,9 +226,7 @@ int facts_open(const facts_opts_t *o, facts_t **out, char *err, size_t cap) {
   return RIPPLE_OK;
 }
 
-int facts_put(facts_t *f, const fact_t *v, size_t n) {
-  return facts_put_since(f, v, n, mono_ns());
-}
+int facts_put(facts_t *f, const fact_t *v, size_t n) { return facts_put_since(f, v, n, mono_ns()); }
 
 int facts_put_since(facts_t *f, const fact_t *v, size_t n, int64_t since_ns) {
   if (n == 0) return RIPPLE_OK;

@@ -11,12 +11,14 @@
  *    changes, Events of other objects), the newest version of an Event;
  *  - bad input refused with a reason and counted; Secrets' values replaced
  *    whatever the sender did; the bounded queue (429); details surviving a
- *    restart; the details' lag on /metrics (ripple_details_lag_seconds);
+ *    restart; the details' lag on /metrics (ripple_details_lag_seconds); a
+ *    request late for the parser taken over by its own thread;
  *  - stalls: learned from posted spans, flagged, in both stall endpoints, in
  *    /metrics, rebuilt the same after a restart, ended by the late hop; with
  *    no room in the detector's queue, every span dropped, counted, and the
  *    answers marked incomplete.
  */
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,6 +375,63 @@ static void test_lag_metric(void **state) {
   free(m);
 }
 
+static unsigned long metric_value(const rig_t *r, const char *sample) {
+  char *m = metrics_text(r), *at = strstr(m, sample);
+  unsigned long v = at ? strtoul(at + strlen(sample), NULL, 10) : 0;
+  free(m);
+  return v;
+}
+
+typedef struct poster {
+  const rig_t *r;
+  const char *body;
+  long status;
+  pthread_t t;
+} poster_t;
+
+static void *post_thread(void *arg) {
+  poster_t *p = arg;
+  char *ans = NULL;
+  p->status = post(p->r, "details", p->body, &ans);
+  free(ans);
+  return NULL;
+}
+
+/* A request that waited 1 s for the details' parser is taken over by its own
+ * connection's thread. The parser is held up here by a lock on the details'
+ * database, which its writer waits for (SQLite's busy timeout, 5 s): the
+ * first request keeps the parser, the second is taken over, and both are
+ * stored once the lock goes. */
+static void test_late_request(void **state) {
+  rig_t *r = *state;
+  rig_open(r);
+  char db[160];
+  snprintf(db, sizeof db, "%s.details", r->db);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  poster_t a = {r, "[" EVENT(U1, T("03"), "1", "A") "]", 0, 0};
+  poster_t b = {r, "[" EVENT(U1, T("04"), "1", "B") "]", 0, 0};
+  assert_int_equal(pthread_create(&a.t, NULL, post_thread, &a), 0);
+  for (int i = 0; i < 40 && metric_value(r, "\nripple_details_pending_requests ") < 1; i++)
+    usleep(50000);
+  assert_int_equal(pthread_create(&b.t, NULL, post_thread, &b), 0);
+  unsigned long late = 0;
+  for (int i = 0; i < 30 && !late; i++) {
+    usleep(100000);
+    late = metric_value(r, "\nripple_details_late_requests_total ");
+  }
+  assert_int_equal(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  pthread_join(a.t, NULL);
+  pthread_join(b.t, NULL);
+  assert_true(late >= 1); /* 2 if the parser had not even taken the first */
+  assert_int_equal(a.status, 200);
+  assert_int_equal(b.status, 200);
+  assert_int_equal(metric_value(r, "\nripple_details_stored_total{type=\"event\"} "), 2);
+  assert_int_equal(metric_value(r, "\nripple_details_lag_seconds_count "), 2);
+}
+
 /* ---- stalls ---------------------------------------------------------------------- */
 
 /* n cascades in which a Pod's create (by generateName, under ReplicaSet/rs-i)
@@ -555,6 +614,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_secret, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_queue_bound, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_lag_metric, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_late_request, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls_live, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls_dropped, rig_setup, rig_teardown),
