@@ -92,7 +92,7 @@ server_start() {
     --no-stalls --details-queue "$queue" 2>"$work/server.log" &
   server_pid=$!
   for _ in $(seq 200); do
-    port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log")
+    port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log" 2>/dev/null || true) # the log may not exist yet
     [[ -n $port ]] && break
     sleep 0.05
   done
