@@ -22,6 +22,8 @@
 #                            [--cores 1|2] [--kind both|spans]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/prom-hist.sh
+. "$root/bench/prom-hist.sh"
 build="$root/build/release" seconds=10 batch=1000 rate=20000 cores=1 kind=both
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -117,25 +119,9 @@ export_run() {
         during, l - s, during / (l - s), total, d - s, total / (d - s)
       printf "backlog: at most %d rows; drained %.1f s after the load ended\n", mb, d - l
     }'
-  awk '/^ripple_otlp_export_lag_seconds_bucket/ {
-         le = $1; sub(/.*le="/, "", le); sub(/".*/, "", le); n++; b[n] = le; c[n] = $2 }
-       /^ripple_otlp_export_lag_seconds_count/ { total = $2 }
-       END {
-         split("0.5 0.99", qs, " ")
-         for (qi = 1; qi <= 2; qi++) {
-           want = qs[qi] * total; prev = 0; lo = 0
-           for (i = 1; i <= n; i++) {
-             if (c[i] >= want) {
-               hi = (b[i] == "+Inf") ? lo : b[i] + 0
-               v = (c[i] == prev) ? hi : lo + (hi - lo) * (want - prev) / (c[i] - prev)
-               printf "lag, commit to visible in Jaeger: p%d %.3f s\n", qs[qi] * 100, v
-               break
-             }
-             prev = c[i]; lo = (b[i] == "+Inf") ? lo : b[i] + 0
-           }
-         }
-         printf "(%d commits sampled)\n", total
-       }' "$dir/metrics.txt"
+  local p50 p99 n
+  read -r p50 p99 n < <(hist_quantiles ripple_otlp_export_lag_seconds /dev/null "$dir/metrics.txt")
+  printf 'lag, commit to visible in Jaeger: p50 %s s\nlag, commit to visible in Jaeger: p99 %s s\n(%d commits sampled)\n' "$p50" "$p99" "$n"
   grep -E '^ripple_otlp_export_(requests_total|dropped_rows_total|rejected_spans)' "$dir/metrics.txt" | grep -v ' 0$' || true
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
 }

@@ -28,6 +28,7 @@ typedef struct tdet {
   atomic_uint_fast64_t details_stored[3]; /* changes, Events, audit events */
   atomic_uint_fast64_t details_refused;   /* requests refused with a 4xx */
   atomic_uint_fast64_t details_busy;      /* requests refused with 429: the worker's queue */
+  atomic_uint_fast64_t details_late;      /* requests taken over by their own thread: late */
   atomic_uint_fast64_t audit_skipped, audit_malformed;
   dwork_t *dwork;
 } tdet_t;
@@ -42,6 +43,9 @@ void tdet_stop(tdet_t *s);
 int tdet_ingest(tdet_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err);
 /* POST /v1/audit: kube-apiserver's audit webhook backend (audit.h). */
 int tdet_ingest_audit(tdet_t *s, const char *body, size_t len, size_t *accepted, dec_error_t *err);
+/* The parser's queue: requests queued or being parsed, and their bodies'
+ * bytes (bounded: past 256 MiB, 429). */
+void tdet_pending(tdet_t *s, size_t *requests, size_t *bytes);
 /* GET /v1/cpids/{cpid}/details: the facts joined to the cascade's spans.
  * Returns 200, 404 (unknown CPID) or 503. */
 int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out);

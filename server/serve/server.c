@@ -525,6 +525,25 @@ static void details_metrics(srv_t *s, sbuf_t *out) {
                "the writer's (--details-queue) was full.",
                fs.refused_busy + atomic_load(&s->details.details_busy));
   prom_gauge(out, "ripple_details_queued", "Details waiting to be written.", (double)fs.queued);
+  prom_counter(out, "ripple_details_late_requests_total",
+               "Details requests that waited 1 s for the details' parser and were taken over by "
+               "their own connection's thread (within a 5% share of a core).",
+               atomic_load(&s->details.details_late));
+  size_t preq, pbytes;
+  tdet_pending(&s->details, &preq, &pbytes);
+  prom_gauge(out, "ripple_details_pending_requests",
+             "Details and audit requests waiting for, or in, the details' parser.", (double)preq);
+  prom_gauge(out, "ripple_details_pending_bytes",
+             "Their bodies' bytes (at most 256 MiB; more get 429).", (double)pbytes);
+  prom_family(out, "ripple_details_lag_seconds", "histogram",
+              "From when a detail's request was queued to the commit of its transaction, one "
+              "observation per detail.");
+  prom_histogram(out, "ripple_details_lag_seconds", "",
+                 &(prom_hist_t){.bounds = facts_lag_bounds,
+                                .nbounds = FACTS_LAG_BUCKETS,
+                                .counts = fs.lag_counts,
+                                .sum = fs.lag_sum,
+                                .count = fs.lag_count});
   prom_counter(out, "ripple_details_write_errors_total", "Failed details transactions.",
                fs.write_errors);
   prom_counter(out, "ripple_details_expired_total", "Details deleted by retention.", fs.expired);

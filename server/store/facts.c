@@ -18,7 +18,7 @@
 
 #include "ripple/ripple.h"
 #include "ripplex/clock.h"
-#include "ripplex/idle.h"
+#include "ripplex/prom.h"
 #include "store/sqlconn.h"
 
 static const char *schema =
@@ -36,6 +36,7 @@ static const char *schema =
 typedef struct job {
   const fact_t *v;
   size_t n;
+  int64_t since; /* mono_ns: when its request was queued, for the lag */
   int rc, done;
   struct job *next;
 } job_t;
@@ -55,7 +56,12 @@ struct facts {
   pthread_t thread;
 
   atomic_uint_fast64_t stored, refused_busy, write_errors, expired;
+  uint64_t lag_counts[FACTS_LAG_BUCKETS + 1], lag_count; /* under mu */
+  double lag_sum;
 };
+
+const double facts_lag_bounds[FACTS_LAG_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                    1,     2.5,  5,     10,   30,  60};
 
 static int exec(sqlite3 *db, const char *sql) {
   return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
@@ -127,10 +133,22 @@ static void expire(facts_t *f) {
   }
 }
 
+/* Under mu: each of a stored job's facts waited from its request to now. */
+static void observe_lag(facts_t *f, const job_t *j, int64_t now) {
+  double s = now > j->since ? (double)(now - j->since) / 1e9 : 0;
+  f->lag_counts[prom_bucket(facts_lag_bounds, FACTS_LAG_BUCKETS, s)] += j->n;
+  f->lag_sum += s * (double)j->n;
+  f->lag_count += j->n;
+}
+
 static void *writer(void *arg) {
   facts_t *f = arg;
   int64_t last_expire = 0;
-  (void)idle_enter(); /* details take little CPU from ingest, never none (ripplex/idle.h) */
+  /* At the process's priority, not nice +15: what it writes is bounded by
+   * what the details' parser hands it (trace_details.c: one thread at nice
+   * +15, and late requests within a CPU budget), and on a saturated core a
+   * writer at nice +15 as well doubled the details' lag (docs/benchmarks.md,
+   * "Issue 28: details lag"). */
   pthread_mutex_lock(&f->mu);
   for (;;) {
     while (!f->head && !f->stop) {
@@ -145,8 +163,10 @@ static void *writer(void *arg) {
     pthread_mutex_unlock(&f->mu);
     if (stop) break;
     if (jobs) write_group(f, jobs);
+    int64_t committed = mono_ns();
     pthread_mutex_lock(&f->mu);
     for (job_t *j = jobs; j; j = j->next) {
+      if (j->rc == RIPPLE_OK) observe_lag(f, j, committed);
       j->done = 1;
       f->queued -= j->n;
     }
@@ -206,9 +226,11 @@ int facts_open(const facts_opts_t *o, facts_t **out, char *err, size_t cap) {
   return RIPPLE_OK;
 }
 
-int facts_put(facts_t *f, const fact_t *v, size_t n) {
+int facts_put(facts_t *f, const fact_t *v, size_t n) { return facts_put_since(f, v, n, mono_ns()); }
+
+int facts_put_since(facts_t *f, const fact_t *v, size_t n, int64_t since_ns) {
   if (n == 0) return RIPPLE_OK;
-  job_t j = {v, n, RIPPLE_OK, 0, NULL};
+  job_t j = {v, n, since_ns, RIPPLE_OK, 0, NULL};
   pthread_mutex_lock(&f->mu);
   if (f->stop || f->queued + n > f->o.max_queue) {
     int stopping = f->stop;
@@ -356,6 +378,9 @@ void facts_stats(facts_t *f, facts_stats_t *out) {
   out->expired = atomic_load(&f->expired);
   pthread_mutex_lock(&f->mu);
   out->queued = f->queued;
+  memcpy(out->lag_counts, f->lag_counts, sizeof out->lag_counts);
+  out->lag_count = f->lag_count;
+  out->lag_sum = f->lag_sum;
   pthread_mutex_unlock(&f->mu);
 }
 

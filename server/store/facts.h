@@ -52,9 +52,17 @@ typedef struct facts_opts {
   size_t max_rows;    /* retention; 0: none */
 } facts_opts_t;
 
+/* The details' lag: from when a fact's request was queued to the commit of
+ * its transaction, in seconds, one observation per fact (bounds as the OTLP
+ * export's lag, export.c). */
+#define FACTS_LAG_BUCKETS 13
+extern const double facts_lag_bounds[FACTS_LAG_BUCKETS];
+
 typedef struct facts_stats {
   uint64_t stored, refused_busy, write_errors, expired; /* refused_busy: calls */
   size_t queued;
+  uint64_t lag_counts[FACTS_LAG_BUCKETS + 1], lag_count; /* per bucket, not cumulative */
+  double lag_sum;
 } facts_stats_t;
 
 int facts_open(const facts_opts_t *o, facts_t **out, char *err, size_t errcap);
@@ -64,6 +72,9 @@ void facts_close(facts_t *f);
  * (nothing stored) when the queue is full; RIPPLE_ESYS when the database
  * failed; RIPPLE_ENOMEM. */
 int facts_put(facts_t *f, const fact_t *v, size_t n);
+/* facts_put for facts received at since_ns (mono_ns()): their lag is
+ * counted from then, not from this call. */
+int facts_put_since(facts_t *f, const fact_t *v, size_t n, int64_t since_ns);
 
 /* One lookup, on one reader connection: every fact that matches any key
  * given, within [since, until] (ns) except for span ids, which match at any

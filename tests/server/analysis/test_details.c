@@ -11,12 +11,14 @@
  *    changes, Events of other objects), the newest version of an Event;
  *  - bad input refused with a reason and counted; Secrets' values replaced
  *    whatever the sender did; the bounded queue (429); details surviving a
- *    restart;
+ *    restart; the details' lag on /metrics (ripple_details_lag_seconds); a
+ *    request late for the parser taken over by its own thread;
  *  - stalls: learned from posted spans, flagged, in both stall endpoints, in
  *    /metrics, rebuilt the same after a restart, ended by the late hop; with
  *    no room in the detector's queue, every span dropped, counted, and the
  *    answers marked incomplete.
  */
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,7 +328,108 @@ static void test_queue_bound(void **state) {
   assert_int_equal(st.refused_busy, 1);
   assert_int_equal(st.stored, 2);
   assert_int_equal(st.queued, 0);
+  /* The lag, one observation per fact: these two waited at least 3 s since
+   * their (pretended) receipt, so both land above the 2.5 s bound. */
+  assert_int_equal(st.lag_count, 2);
+  assert_int_equal(facts_put_since(f, v, 2, mono_ns() - 3000000000LL), RIPPLE_OK);
+  facts_stats(f, &st);
+  assert_int_equal(st.lag_count, 4);
+  assert_true(st.lag_sum >= 6.0);
+  uint64_t late = 0, all = 0;
+  for (size_t b = 0; b <= FACTS_LAG_BUCKETS; b++) {
+    all += st.lag_counts[b];
+    if (b == FACTS_LAG_BUCKETS || facts_lag_bounds[b] > 2.5) late += st.lag_counts[b];
+  }
+  assert_int_equal(all, 4);
+  assert_true(late >= 2);
   facts_close(f);
+}
+
+static char *metrics_text(const rig_t *r) {
+  hc_resp_t m;
+  char url[128];
+  snprintf(url, sizeof url, "%s/metrics", r->base);
+  assert_int_equal(hc_request("GET", url, NULL, 0, NULL, &m), 0);
+  char *text = strdup(m.body);
+  hc_resp_free(&m);
+  return text;
+}
+
+/* ripple_details_lag_seconds on /metrics: one observation per detail stored,
+ * none for a refused request; the parser's queue empty once all are answered. */
+static void test_lag_metric(void **state) {
+  rig_t *r = *state;
+  rig_open(r);
+  char *m = metrics_text(r);
+  assert_non_null(strstr(m, "# TYPE ripple_details_lag_seconds histogram\n"));
+  assert_non_null(strstr(m, "\nripple_details_lag_seconds_count 0\n"));
+  free(m);
+  post_details(r); /* six records */
+  expect_refused(r, "details", "[{\"type\":\"change\",\"time\":\"yesterday\"}]", 400, "time");
+  m = metrics_text(r);
+  assert_non_null(strstr(m, "\nripple_details_lag_seconds_count 6\n"));
+  assert_non_null(strstr(m, "\nripple_details_lag_seconds_bucket{le=\"+Inf\"} 6\n"));
+  assert_null(strstr(m, "\nripple_details_lag_seconds_sum 0.000000000\n")); /* it took some time */
+  assert_non_null(strstr(m, "\nripple_details_pending_requests 0\n"));
+  assert_non_null(strstr(m, "\nripple_details_pending_bytes 0\n"));
+  free(m);
+}
+
+static unsigned long metric_value(const rig_t *r, const char *sample) {
+  char *m = metrics_text(r), *at = strstr(m, sample);
+  unsigned long v = at ? strtoul(at + strlen(sample), NULL, 10) : 0;
+  free(m);
+  return v;
+}
+
+typedef struct poster {
+  const rig_t *r;
+  const char *body;
+  long status;
+  pthread_t t;
+} poster_t;
+
+static void *post_thread(void *arg) {
+  poster_t *p = arg;
+  char *ans = NULL;
+  p->status = post(p->r, "details", p->body, &ans);
+  free(ans);
+  return NULL;
+}
+
+/* A request that waited 1 s for the details' parser is taken over by its own
+ * connection's thread. The parser is held up here by a lock on the details'
+ * database, which its writer waits for (SQLite's busy timeout, 5 s): the
+ * first request keeps the parser, the second is taken over, and both are
+ * stored once the lock goes. */
+static void test_late_request(void **state) {
+  rig_t *r = *state;
+  rig_open(r);
+  char db[160];
+  snprintf(db, sizeof db, "%s.details", r->db);
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  poster_t a = {r, "[" EVENT(U1, T("03"), "1", "A") "]", 0, 0};
+  poster_t b = {r, "[" EVENT(U1, T("04"), "1", "B") "]", 0, 0};
+  assert_int_equal(pthread_create(&a.t, NULL, post_thread, &a), 0);
+  for (int i = 0; i < 40 && metric_value(r, "\nripple_details_pending_requests ") < 1; i++)
+    usleep(50000);
+  assert_int_equal(pthread_create(&b.t, NULL, post_thread, &b), 0);
+  unsigned long late = 0;
+  for (int i = 0; i < 30 && !late; i++) {
+    usleep(100000);
+    late = metric_value(r, "\nripple_details_late_requests_total ");
+  }
+  assert_int_equal(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  pthread_join(a.t, NULL);
+  pthread_join(b.t, NULL);
+  assert_true(late >= 1); /* 2 if the parser had not even taken the first */
+  assert_int_equal(a.status, 200);
+  assert_int_equal(b.status, 200);
+  assert_int_equal(metric_value(r, "\nripple_details_stored_total{type=\"event\"} "), 2);
+  assert_int_equal(metric_value(r, "\nripple_details_lag_seconds_count "), 2);
 }
 
 /* ---- stalls ---------------------------------------------------------------------- */
@@ -510,6 +613,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_bad_input, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_secret, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_queue_bound, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_lag_metric, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_late_request, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls_live, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls_dropped, rig_setup, rig_teardown),
