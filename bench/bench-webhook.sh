@@ -269,10 +269,18 @@ propagation() {
           | ($s[$i + 1].end_ns - $s[$i].start_ns) / 1e9] | add / length' "$1"
 }
 
+# CPU seconds (user + system) the processes PIDS... have used so far.
+cpu_of() {
+  local p
+  for p; do cat "/proc/$p/stat" 2>/dev/null || true; done |
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); t += $12 + $13 } END { printf "%.2f\n", t / hz }'
+}
+
 one_run() {
   local mode=$1 i=$2
-  local ns="wlb-$$-$i-$mode"
+  local ns="wlb-$$-$i-$mode" c0
   make_ns "$ns"
+  c0=$(cpu_of "${pids[@]}" "$server_pid")
   case $mode in
     with) ((replicas == 1)) || decider_wait; register "$whname" "$port" "$ns" "${with_ports[@]}" ;;
     null) register "$whname-null" "$null_port" "$ns" "${null_ports[@]}" ;;
@@ -287,6 +295,8 @@ one_run() {
   esac
   k delete namespace "$ns" --wait=false >/dev/null
   propagation "$work/$mode-$i/run.json" >"$work/$mode-$i.s"
+  awk -v a="$c0" -v b="$(cpu_of "${pids[@]}" "$server_pid")" 'BEGIN { printf "%.2f\n", b - a }' \
+    >"$work/$mode-$i.cpu"
 }
 
 # The order rotates from round to round.
@@ -306,9 +316,7 @@ if ((null)); then
   apiserver_hist "$whname-null" >"$work/apiserver-hist-null.txt"
   webhook_hist "${null_ports[@]}" >"$work/webhook-hist-null.txt"
 fi
-if ((replicas > 1)); then
-  for p in "${with_ports[@]}"; do metrics "$p" >"$work/metrics-$p.txt" || true; done
-fi
+for p in "${with_ports[@]}"; do metrics "$p" >"$work/metrics-$p.txt" || true; done
 k get --raw /metrics | grep -E "^apiserver_admission_webhook_(fail_open_count|request_total)\{.*$whname" \
   >"$work/apiserver-webhook-counts.txt" || true
 echo "after: $(load)"
@@ -390,6 +398,24 @@ if ((replicas > 1)); then
     $1 == "ripple_webhook_cause_unknown_total" { u += $2 }
     END { printf "ripple_webhook_forwarded_total %d, ripple_webhook_forward_failed_total %d, ripple_webhook_cause_unknown_total %d", f, x, u }')"
 fi
+echo "ripple's answers per write kind (ripple_webhook_write_*_total, summed over the replicas;"
+echo "  the probes' dry runs included): answers, patched, ops, patch bytes, own ms per answer"
+cat "$work"/metrics-*.txt | awk '
+  /^ripple_webhook_write_[a-z_]*_total\{/ {
+    f = $1; sub(/\{.*/, "", f); sub(/^ripple_webhook_write_/, "", f); sub(/_total$/, "", f)
+    l = $1; sub(/^[^{]*\{resource="/, "", l); sub(/",operation="/, " ", l); sub(/"\}$/, "", l)
+    v[l, f] += $2; if (!(l in seen)) { seen[l] = 1; order[++n] = l } }
+  END {
+    for (i = 1; i <= n; i++) { l = order[i]
+      printf "  %-34s %6d %6d %6d %8d %7.3f\n", l, v[l, "answers"], v[l, "patched"], v[l, "patch_ops"],
+        v[l, "patch_bytes"], v[l, "answers"] ? v[l, "seconds"] / v[l, "answers"] * 1000 : 0
+      a += v[l, "answers"]; p += v[l, "patched"]; o += v[l, "patch_ops"]; b += v[l, "patch_bytes"] }
+    printf "  %-34s %6d %6d %6d %8d\n", "all", a, p, o, b }'
+echo "CPU seconds per run, ripple-webhook process(es) and ripple-server together (mean):"
+for m in "${arms[@]}"; do
+  printf '  %s: %s\n' "$m" "$(for i in $(seq "$runs"); do cat "$work/$m-$i.cpu"; done |
+    awk '{ s += $1 } END { printf "%.2f", s / NR }')"
+done
 if ((null)); then
   echo "null webhook (answers at once, no patch), seen by kube-apiserver:"
   echo "  $(percentiles "$work/apiserver-hist-null.txt")"

@@ -198,5 +198,8 @@ int wh_traceparent_patch(const wh_t *w, const wh_review_t *r, wh_decision_t *d) 
   }
   char tp[WH_TRACEPARENT_LEN + 1];
   if (!wh_traceparent_of(&d->ctx.cpid, tp)) return RIPPLE_OK;
+  /* The same CPID under other ancestors: the traceparent is already so. */
+  const json_t *cur = tp_value(r->object);
+  if (json_is_string(cur) && !strcmp(json_string_value(cur), tp)) return RIPPLE_OK;
   return append_op(d, tp);
 }
