@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotate.h"
 #include "ctxmac.h"
 #include "ripplex/sbuf.h"
 #include "wh_fixture.h"
@@ -103,8 +104,8 @@ static void test_no_patch_when_same(void **state) {
 }
 
 /* A Pod whose annotations exist: one "add" per annotation written, under
- * its own path; the map is never replaced. A Pod without annotations: the
- * map is made with the context in one op, and the MAC added to it. */
+ * its own path; the map is never replaced. A Pod without annotations: one
+ * op adds the map with the context and its MAC in it. */
 static void test_minimal_ops(void **state) {
   fx_t *f = *state;
   signed_rs(f);
@@ -124,9 +125,7 @@ static void test_minimal_ops(void **state) {
   admit(f, "CREATE", RS_SA, "Pod", "pods", "", "d", "", obj, "null");
   snprintf(want, sizeof want,
            "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"cpid.ripple.dev/"
-           "pod\":\"1;" S_CPID
-           "\"}},{\"op\":\"add\",\"path\":\"/metadata/annotations/"
-           "cpid.ripple.dev~1pod.mac\",\"value\":\"%s\"}]",
+           "pod\":\"1;" S_CPID "\",\"cpid.ripple.dev/pod.mac\":\"%s\"}}]",
            mac);
   assert_string_equal(f->patch, want);
   bytes += strlen(f->patch);
@@ -145,7 +144,7 @@ static void test_minimal_ops(void **state) {
   snprintf(name, sizeof name, "%sunpatched_total%s", pre, lab);
   assert_int_equal(sample(f, name), 1);
   snprintf(name, sizeof name, "%spatch_ops_total%s", pre, lab);
-  assert_int_equal(sample(f, name), 4);
+  assert_int_equal(sample(f, name), 3);
   snprintf(name, sizeof name, "%spatch_bytes_total%s", pre, lab);
   assert_int_equal(sample(f, name), (long long)bytes);
 }
@@ -203,12 +202,56 @@ static void test_other_kinds(void **state) {
       sample(f, "ripple_webhook_write_answers_total{resource=\"pods\",operation=\"CREATE\"}"), -1);
 }
 
+/* wh_patch_put_annotation: a member of a map the patch adds whole (under
+ * /metadata/annotations or /metadata), else an op of its own. */
+static void test_put_annotation(void **state) {
+  (void)state;
+  static const struct {
+    const char *was, *want;
+  } cases[] = {
+      {NULL, "[{\"op\":\"add\",\"path\":\"/metadata/annotations/a.io~1k\",\"value\":\"v\"}]"},
+      {"[]", "[{\"op\":\"add\",\"path\":\"/metadata/annotations/a.io~1k\",\"value\":\"v\"}]"},
+      {"[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"c\":\"1;x\"}}]",
+       "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"c\":\"1;x\","
+       "\"a.io/k\":\"v\"}}]"},
+      {"[{\"op\":\"add\",\"path\":\"/metadata\",\"value\":{\"annotations\":{\"c\":\"1;x\"}}}]",
+       "[{\"op\":\"add\",\"path\":\"/metadata\",\"value\":{\"annotations\":{\"c\":\"1;x\","
+       "\"a.io/k\":\"v\"}}}]"},
+      {"[{\"op\":\"add\",\"path\":\"/metadata/annotations/c\",\"value\":\"1;x\"}]",
+       "[{\"op\":\"add\",\"path\":\"/metadata/annotations/c\",\"value\":\"1;x\"},"
+       "{\"op\":\"add\",\"path\":\"/metadata/annotations/a.io~1k\",\"value\":\"v\"}]"},
+      {"[{\"op\":\"remove\",\"path\":\"/metadata/annotations/c\"}]",
+       "[{\"op\":\"remove\",\"path\":\"/metadata/annotations/c\"},"
+       "{\"op\":\"add\",\"path\":\"/metadata/annotations/a.io~1k\",\"value\":\"v\"}]"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *p = NULL;
+    size_t len = 0;
+    if (cases[i].was) {
+      len = strlen(cases[i].was);
+      p = malloc(len + 1);
+      memcpy(p, cases[i].was, len + 1);
+    }
+    assert_int_equal(wh_patch_put_annotation(&p, &len, "a.io/k", "v"), RIPPLE_OK);
+    assert_int_equal(len, strlen(p));
+    assert_string_equal(p, cases[i].want);
+    ripple_free(p);
+  }
+  char *bad = malloc(3);
+  memcpy(bad, "{}", 3);
+  size_t blen = 2;
+  assert_int_equal(wh_patch_put_annotation(&bad, &blen, "k", "v"), RIPPLE_EINVAL);
+  assert_string_equal(bad, "{}"); /* left as it was */
+  ripple_free(bad);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_patch_when_same, setup_keyed, teardown),
       cmocka_unit_test_setup_teardown(test_minimal_ops, setup_keyed, teardown),
       cmocka_unit_test_setup_teardown(test_stamp_only_when_behind, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_kinds, setup, teardown),
+      cmocka_unit_test(test_put_annotation),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
