@@ -49,7 +49,8 @@
 # forward's round trip shows only in kube-apiserver's figures). Also printed (issue 28):
 # each arm's answers per write kind from the webhooks' ripple_webhook_write_*_total
 # (answers, those with a patch, the patches' operations and bytes, the webhook's own time
-# per answer), and the CPU seconds per run of the webhook processes and of ripple-server.
+# per answer), and the CPU seconds per run of the webhook processes, of ripple-server and
+# of each of the lab's processes (etcd, kube-apiserver, the controllers, KWOK).
 # Ripple's webhooks sign their contexts (--context-key-file with a fresh key, as the chart
 # runs them; from issue 28 on: earlier figures were taken without). Registrations,
 # processes and namespaces are removed on exit, also on failure.
@@ -286,10 +287,19 @@ cpu_of() {
     awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); t += $12 + $13 } END { printf "%.2f\n", t / hz }'
 }
 
+# The lab's processes ("component pid" per line, those alive), whose CPU per run is
+# printed too: what an arm costs the control plane itself.
+mapfile -t lab_procs < <("$lab" status 2>/dev/null | awk '$3 == "alive" && $2 ~ /^[0-9]+$/ { print $1, $2 }')
+lab_cpu() {
+  local l
+  for l in "${lab_procs[@]}"; do echo "${l% *} $(cpu_of "${l#* }")"; done
+}
+
 one_run() {
   local mode=$1 i=$2
   local ns="wlb-$$-$i-$mode" w0 s0
   make_ns "$ns"
+  lab_cpu >"$work/$mode-$i.lab0"
   w0=$(cpu_of "${pids[@]}") s0=$(cpu_of "$server_pid")
   case $mode in
     with) ((replicas == 1)) || decider_wait; register "$whname" "$port" "$ns" "${with_ports[@]}" ;;
@@ -307,6 +317,8 @@ one_run() {
   propagation "$work/$mode-$i/run.json" >"$work/$mode-$i.s"
   awk -v w0="$w0" -v w1="$(cpu_of "${pids[@]}")" -v s0="$s0" -v s1="$(cpu_of "$server_pid")" \
     'BEGIN { printf "%.2f %.2f\n", w1 - w0, s1 - s0 }' >"$work/$mode-$i.cpu"
+  lab_cpu | awk 'NR == FNR { c0[$1] = $2; next } { printf "%s %.2f\n", $1, $2 - c0[$1] }' \
+    "$work/$mode-$i.lab0" - >"$work/$mode-$i.labcpu"
 }
 
 # The order rotates from round to round.
@@ -437,6 +449,14 @@ for m in "${arms[@]}"; do
   printf '  %s: %s\n' "$m" "$(for i in $(seq "$runs"); do cat "$work/$m-$i.cpu"; done |
     awk '{ w += $1; s += $2 } END { printf "webhooks %.2f, ripple-server %.2f", w / NR, s / NR }')"
 done
+if ((${#lab_procs[@]})); then
+  echo "the lab's processes, CPU seconds per run (mean):"
+  for m in "${arms[@]}"; do
+    printf '  %s: %s\n' "$m" "$(for i in $(seq "$runs"); do cat "$work/$m-$i.labcpu"; done |
+      awk -v n="$runs" '!($1 in c) { o[++k] = $1 } { c[$1] += $2 }
+        END { for (j = 1; j <= k; j++) printf "%s%s %.2f", (j > 1 ? ", " : ""), o[j], c[o[j]] / n }')"
+  done
+fi
 if ((null)); then
   echo "null webhook (answers at once, no patch), seen by kube-apiserver:"
   echo "  $(percentiles "$work/apiserver-hist-null.txt")"
