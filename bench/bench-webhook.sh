@@ -416,7 +416,7 @@ if ((replicas > 1)); then
       $1 == "ripple_webhook_forward_failed_total" { x = $2 } $1 == "ripple_webhook_cause_unknown_total" { u = $2 }
       $1 == "ripple_webhook_decider" { d = $2 } END { printf "%d, %d, %d, %d, %d", r, f, x, u, d }' "$work/metrics-$p.txt")"
   done
-  echo "  summed: $(cat "$work"/metrics-*.txt | awk '
+  echo "  summed: $(cat "$work"/metrics-[0-9]*.txt | awk '
     $1 == "ripple_webhook_forwarded_total" { f += $2 } $1 == "ripple_webhook_forward_failed_total" { x += $2 }
     $1 == "ripple_webhook_cause_unknown_total" { u += $2 }
     END { printf "ripple_webhook_forwarded_total %d, ripple_webhook_forward_failed_total %d, ripple_webhook_cause_unknown_total %d", f, x, u }')"
