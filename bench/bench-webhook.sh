@@ -46,8 +46,14 @@
 # ripple_webhook_request_duration_seconds (body to answer, buckets from 50 us; with
 # --replicas, summed over the replicas: a review is counted once, by the replica that
 # decided it, for the decision alone; a forwarding replica counts nothing, so the
-# forward's round trip shows only in kube-apiserver's figures).
-# Registrations, processes and namespaces are removed on exit, also on failure.
+# forward's round trip shows only in kube-apiserver's figures). Also printed (issue 28):
+# each arm's answers per write kind from the webhooks' ripple_webhook_write_*_total
+# (answers, those with a patch, the patches' operations and bytes, the webhook's own time
+# per answer), and the CPU seconds per run of the webhook processes, of ripple-server and
+# of each of the lab's processes (etcd, kube-apiserver, the controllers, KWOK).
+# Ripple's webhooks sign their contexts (--context-key-file with a fresh key, as the chart
+# runs them; from issue 28 on: earlier figures were taken without). Registrations,
+# processes and namespaces are removed on exit, also on failure.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -97,6 +103,7 @@ cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   [[ -z $server_pid ]] || kill "$server_pid" 2>/dev/null || true
   for ns in "${namespaces[@]}"; do k delete namespace "$ns" --wait=false --ignore-not-found >/dev/null 2>&1 || true; done
+  rm -f "$work/context-key"
   if [[ -n $out ]]; then cp -r "$work"/. "$out"/ 2>/dev/null || true; fi
   rm -rf "$work"
   exit "$rc"
@@ -176,8 +183,12 @@ decider_wait() {
 # certificate, lab/apiserver.sh), so the cost of checking it is in the figures.
 auth_args=()
 [[ -z ${RIPPLE_LAB_WEBHOOK_CLIENT_CA:-} ]] || auth_args=(--client-ca "$RIPPLE_LAB_WEBHOOK_CLIENT_CA")
+# And it signs every context it writes (the chart's install hook makes the key): a Pod's
+# patch carries the context's MAC too (issue 28 counts the patches as the chart's are).
+(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$work/context-key")
 wh_args=(--listen 127.0.0.1:0 --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" --tls-key "$RIPPLE_LAB_WEBHOOK_KEY"
-  --trace-server "http://127.0.0.1:$server_port" ${auth_args[@]+"${auth_args[@]}"})
+  --trace-server "http://127.0.0.1:$server_port" --context-key-file "$work/context-key"
+  ${auth_args[@]+"${auth_args[@]}"})
 if ((replicas > 1)); then
   make_ns "wlb-$$-decider"
   wh_args+=(--decider-lease "wlb-$$-decider/ripple-decider" --peer-address 127.0.0.1
@@ -269,10 +280,27 @@ propagation() {
           | ($s[$i + 1].end_ns - $s[$i].start_ns) / 1e9] | add / length' "$1"
 }
 
+# CPU seconds (user + system) the processes PIDS... have used so far.
+cpu_of() {
+  local p
+  for p; do cat "/proc/$p/stat" 2>/dev/null || true; done |
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); t += $12 + $13 } END { printf "%.2f\n", t / hz }'
+}
+
+# The lab's processes ("component pid" per line, those alive), whose CPU per run is
+# printed too: what an arm costs the control plane itself.
+mapfile -t lab_procs < <("$lab" status 2>/dev/null | awk '$3 == "alive" && $2 ~ /^[0-9]+$/ { print $1, $2 }')
+lab_cpu() {
+  local l
+  for l in "${lab_procs[@]}"; do echo "${l% *} $(cpu_of "${l#* }")"; done
+}
+
 one_run() {
   local mode=$1 i=$2
-  local ns="wlb-$$-$i-$mode"
+  local ns="wlb-$$-$i-$mode" w0 s0
   make_ns "$ns"
+  lab_cpu >"$work/$mode-$i.lab0"
+  w0=$(cpu_of "${pids[@]}") s0=$(cpu_of "$server_pid")
   case $mode in
     with) ((replicas == 1)) || decider_wait; register "$whname" "$port" "$ns" "${with_ports[@]}" ;;
     null) register "$whname-null" "$null_port" "$ns" "${null_ports[@]}" ;;
@@ -287,6 +315,10 @@ one_run() {
   esac
   k delete namespace "$ns" --wait=false >/dev/null
   propagation "$work/$mode-$i/run.json" >"$work/$mode-$i.s"
+  awk -v w0="$w0" -v w1="$(cpu_of "${pids[@]}")" -v s0="$s0" -v s1="$(cpu_of "$server_pid")" \
+    'BEGIN { printf "%.2f %.2f\n", w1 - w0, s1 - s0 }' >"$work/$mode-$i.cpu"
+  lab_cpu | awk 'NR == FNR { c0[$1] = $2; next } { printf "%s %.2f\n", $1, $2 - c0[$1] }' \
+    "$work/$mode-$i.lab0" - >"$work/$mode-$i.labcpu"
 }
 
 # The order rotates from round to round.
@@ -306,9 +338,8 @@ if ((null)); then
   apiserver_hist "$whname-null" >"$work/apiserver-hist-null.txt"
   webhook_hist "${null_ports[@]}" >"$work/webhook-hist-null.txt"
 fi
-if ((replicas > 1)); then
-  for p in "${with_ports[@]}"; do metrics "$p" >"$work/metrics-$p.txt" || true; done
-fi
+for p in "${with_ports[@]}"; do metrics "$p" >"$work/metrics-$p.txt" || true; done
+for p in "${null_ports[@]}"; do metrics "$p" >"$work/metrics-null-$p.txt" || true; done
 k get --raw /metrics | grep -E "^apiserver_admission_webhook_(fail_open_count|request_total)\{.*$whname" \
   >"$work/apiserver-webhook-counts.txt" || true
 echo "after: $(load)"
@@ -385,10 +416,46 @@ if ((replicas > 1)); then
       $1 == "ripple_webhook_forward_failed_total" { x = $2 } $1 == "ripple_webhook_cause_unknown_total" { u = $2 }
       $1 == "ripple_webhook_decider" { d = $2 } END { printf "%d, %d, %d, %d, %d", r, f, x, u, d }' "$work/metrics-$p.txt")"
   done
-  echo "  summed: $(cat "$work"/metrics-*.txt | awk '
+  echo "  summed: $(cat "$work"/metrics-[0-9]*.txt | awk '
     $1 == "ripple_webhook_forwarded_total" { f += $2 } $1 == "ripple_webhook_forward_failed_total" { x += $2 }
     $1 == "ripple_webhook_cause_unknown_total" { u += $2 }
     END { printf "ripple_webhook_forwarded_total %d, ripple_webhook_forward_failed_total %d, ripple_webhook_cause_unknown_total %d", f, x, u }')"
+fi
+# Answers per write kind from /metrics files: answers, patched, patch ops, patch bytes,
+# the webhook's own ms per answer.
+kinds_table() {
+  cat "$@" | awk '
+    /^ripple_webhook_write_[a-z_]*_total\{/ {
+      f = $1; sub(/\{.*/, "", f); sub(/^ripple_webhook_write_/, "", f); sub(/_total$/, "", f)
+      l = $1; sub(/^[^{]*\{resource="/, "", l); sub(/",operation="/, " ", l); sub(/"\}$/, "", l)
+      v[l, f] += $2; if (!(l in seen)) { seen[l] = 1; order[++n] = l } }
+    END {
+      for (i = 1; i <= n; i++) { l = order[i]
+        printf "  %-34s %6d %6d %6d %8d %7.3f\n", l, v[l, "answers"], v[l, "patched"], v[l, "patch_ops"],
+          v[l, "patch_bytes"], v[l, "answers"] ? v[l, "seconds"] / v[l, "answers"] * 1000 : 0
+        a += v[l, "answers"]; p += v[l, "patched"]; o += v[l, "patch_ops"]; b += v[l, "patch_bytes"] }
+      printf "  %-34s %6d %6d %6d %8d\n", "all", a, p, o, b }'
+}
+echo "ripple's answers per write kind (ripple_webhook_write_*_total, summed over the replicas;"
+echo "  the probes' dry runs included): answers, patched, ops, patch bytes, own ms per answer"
+kinds_table "$work"/metrics-[0-9]*.txt
+if ((null)); then
+  echo "the null webhook's answers per write kind (the same writes, had it been ripple):"
+  kinds_table "$work"/metrics-null-*.txt
+fi
+echo "CPU seconds per run (mean; user + system): every ripple-webhook process (both arms'"
+echo "  webhooks run throughout: ripple's informers follow every arm's objects) and ripple-server:"
+for m in "${arms[@]}"; do
+  printf '  %s: %s\n' "$m" "$(for i in $(seq "$runs"); do cat "$work/$m-$i.cpu"; done |
+    awk '{ w += $1; s += $2 } END { printf "webhooks %.2f, ripple-server %.2f", w / NR, s / NR }')"
+done
+if ((${#lab_procs[@]})); then
+  echo "the lab's processes, CPU seconds per run (mean):"
+  for m in "${arms[@]}"; do
+    printf '  %s: %s\n' "$m" "$(for i in $(seq "$runs"); do cat "$work/$m-$i.labcpu"; done |
+      awk -v n="$runs" '!($1 in c) { o[++k] = $1 } { c[$1] += $2 }
+        END { for (j = 1; j <= k; j++) printf "%s%s %.2f", (j > 1 ? ", " : ""), o[j], c[o[j]] / n }')"
+  done
 fi
 if ((null)); then
   echo "null webhook (answers at once, no patch), seen by kube-apiserver:"

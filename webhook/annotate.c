@@ -104,6 +104,60 @@ static void put_pointer(sbuf_t *b, const char *key) {
       sbuf_putc(b, *s);
 }
 
+/* The end of the annotations map the patch's first op adds whole (the
+ * object had none: ripple_object_patch_ctx's "add" of /metadata/annotations
+ * or of /metadata), or NULL. The map's values are contexts, MACs, stamps and
+ * traceparents, none with a '}': its first "}}" closes it. */
+static const char *added_map_end(const char *p, size_t len) {
+  static const char *const heads[] = {
+      "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{",
+      "[{\"op\":\"add\",\"path\":\"/metadata\",\"value\":{\"annotations\":{"};
+  for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+    size_t n = strlen(heads[i]);
+    if (len <= n || memcmp(p, heads[i], n) != 0) continue;
+    for (const char *e = p + n; e + 1 < p + len; e++)
+      if (e[0] == '}' && e[1] == '}') return e;
+  }
+  return NULL;
+}
+
+int wh_patch_put_annotation(char **patch, size_t *len, const char *key, const char *value) {
+  if (!patch || !len || !key || !value) return RIPPLE_EINVAL;
+  if (*patch && (*len < 2 || (*patch)[0] != '[' || (*patch)[*len - 1] != ']'))
+    return RIPPLE_EINVAL; /* not a JSON Patch */
+  sbuf_t b;
+  sbuf_init(&b);
+  const char *end = *patch ? added_map_end(*patch, *len) : NULL;
+  if (end) { /* one more member of the map added whole: no op of its own */
+    sbuf_put(&b, *patch, (size_t)(end - *patch));
+    if (end[-1] != '{') sbuf_putc(&b, ',');
+    sbuf_json_str(&b, key);
+    sbuf_putc(&b, ':');
+    sbuf_json_str(&b, value);
+    sbuf_put(&b, end, *len - (size_t)(end - *patch));
+  } else {
+    if (*patch && *len > 2) {
+      sbuf_put(&b, *patch, *len - 1);
+      sbuf_putc(&b, ',');
+    } else {
+      sbuf_putc(&b, '[');
+    }
+    sbuf_puts(&b, "{\"op\":\"add\",\"path\":\"/metadata/annotations/");
+    put_pointer(&b, key);
+    sbuf_puts(&b, "\",\"value\":");
+    sbuf_json_str(&b, value);
+    sbuf_puts(&b, "}]");
+  }
+  char *np;
+  size_t nl;
+  int rc = sbuf_take(&b, &np, &nl);
+  if (rc != RIPPLE_OK) return rc;
+  ripple_free(*patch);
+  *patch = np;
+  *len = nl;
+  return RIPPLE_OK;
+}
+
 int wh_obj_patch_mac(const json_t *obj, const char *kind, const char *mac, char **patch,
                      size_t *len) {
   if (!kind || !patch || !len) return RIPPLE_EINVAL;
@@ -114,6 +168,7 @@ int wh_obj_patch_mac(const json_t *obj, const char *kind, const char *mac, char 
   const json_t *cur = json_object_get(ann, mkey);
   if (!mac && !cur) return RIPPLE_OK;
   if (mac && json_is_string(cur) && !strcmp(json_string_value(cur), mac)) return RIPPLE_OK;
+  if (mac) return wh_patch_put_annotation(patch, len, mkey, mac);
   if (*patch && (*len < 2 || (*patch)[0] != '[' || (*patch)[*len - 1] != ']'))
     return RIPPLE_EINVAL; /* not a JSON Patch */
   sbuf_t b;
@@ -124,16 +179,9 @@ int wh_obj_patch_mac(const json_t *obj, const char *kind, const char *mac, char 
   } else {
     sbuf_putc(&b, '[');
   }
-  sbuf_puts(&b, mac ? "{\"op\":\"add\",\"path\":\"/metadata/annotations/"
-                    : "{\"op\":\"remove\",\"path\":\"/metadata/annotations/");
+  sbuf_puts(&b, "{\"op\":\"remove\",\"path\":\"/metadata/annotations/");
   put_pointer(&b, mkey);
-  if (mac) {
-    sbuf_puts(&b, "\",\"value\":");
-    sbuf_json_str(&b, mac);
-    sbuf_puts(&b, "}]");
-  } else {
-    sbuf_puts(&b, "\"}]");
-  }
+  sbuf_puts(&b, "\"}]");
   char *np;
   size_t nl;
   if ((rc = sbuf_take(&b, &np, &nl)) != RIPPLE_OK) return rc;

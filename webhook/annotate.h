@@ -28,6 +28,12 @@ int wh_obj_patch_remove(const char *kind, char **patch, size_t *len);
  * without a context is WH_CTX_OK too: nothing to refuse. */
 wh_ctx_refusal_t wh_obj_ctx_check(const wh_ctxmac_t *m, const json_t *obj, const char *kind,
                                   const char *ns);
+/* Append to *patch (a JSON Patch array, or NULL: a new one) what sets the
+ * annotation key to value (a string): a member of the annotations map when
+ * the patch's first op adds that map whole (the object had none), else an
+ * "add" of its own. The object's annotations must exist once the patch so
+ * far is applied. */
+int wh_patch_put_annotation(char **patch, size_t *len, const char *key, const char *value);
 /* Append to *patch (a JSON Patch array, or NULL: a new one) what makes obj's
  * MAC annotation for kind mac (NUL-terminated), or, mac NULL, removes it;
  * nothing when obj has that already. obj's annotations must exist once the

@@ -180,6 +180,8 @@ int wh_handle_as(wh_t *w, wh_certainty_t how, const char *body, size_t len, sbuf
   count(w, &d);
   /* The time so far (the log line is not part of the answer's cost). */
   if (w->o.log_requests) log_decision(&r, &d, mono_ns() - t0);
+  wh_metrics_answer(&w->m, r.resource, r.subresource, (int)r.op, d.patch, d.patch_len,
+                    mono_ns() - t0);
   wh_decision_free(&d);
   wh_review_free(&r);
   atomic_fetch_add(&w->m.requests, 1);

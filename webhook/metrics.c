@@ -20,6 +20,131 @@ static const double bounds[WH_HIST_BUCKETS] = {0.00005, 0.0001, 0.00025, 0.0005,
 static const double hop_bounds[WH_HOP_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                                   0.25,  0.5,    1,     2.5,  5,     10,   60};
 
+/* The write kinds counted apart: the workloads' resources and what a scale
+ * of them writes, the objects their controllers make, and the rest of the
+ * built-in kinds people write most. Anything else (custom resources
+ * included) is "other", the last slot. */
+static const char *const write_kinds[] = {
+    "pods",
+    "pods/status",
+    "pods/binding",
+    "pods/eviction",
+    "pods/ephemeralcontainers",
+    "bindings",
+    "replicasets",
+    "replicasets/status",
+    "replicasets/scale",
+    "deployments",
+    "deployments/status",
+    "deployments/scale",
+    "statefulsets",
+    "statefulsets/status",
+    "statefulsets/scale",
+    "daemonsets",
+    "daemonsets/status",
+    "replicationcontrollers",
+    "replicationcontrollers/status",
+    "replicationcontrollers/scale",
+    "controllerrevisions",
+    "jobs",
+    "jobs/status",
+    "cronjobs",
+    "cronjobs/status",
+    "services",
+    "services/status",
+    "endpoints",
+    "endpointslices",
+    "configmaps",
+    "secrets",
+    "serviceaccounts",
+    "namespaces",
+    "namespaces/status",
+    "namespaces/finalize",
+    "nodes",
+    "nodes/status",
+    "persistentvolumeclaims",
+    "persistentvolumeclaims/status",
+    "persistentvolumes",
+    "horizontalpodautoscalers",
+    "horizontalpodautoscalers/status",
+    "poddisruptionbudgets",
+    "poddisruptionbudgets/status",
+    "ingresses",
+    "networkpolicies",
+    "resourcequotas",
+};
+_Static_assert(sizeof write_kinds / sizeof write_kinds[0] == WH_WRITE_KINDS - 1,
+               "one slot per write kind and one for \"other\"");
+static const char *const write_ops[WH_WRITE_OPS] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
+
+/* The slot of resource[/subresource]: compared in place, no copy. */
+static size_t write_kind(const char *resource, const char *sub) {
+  size_t rn = strlen(resource);
+  for (size_t i = 0; i < WH_WRITE_KINDS - 1; i++) {
+    const char *k = write_kinds[i];
+    if (strncmp(k, resource, rn) != 0) continue;
+    if (*sub ? k[rn] == '/' && !strcmp(k + rn + 1, sub) : k[rn] == '\0') return i;
+  }
+  return WH_WRITE_KINDS - 1;
+}
+
+/* Operations in a JSON Patch of ours: each is one object with an "op". */
+static uint64_t patch_ops(const char *p, size_t len) {
+  uint64_t n = 0;
+  for (const char *s = p, *end = p + len; (s = memchr(s, '{', (size_t)(end - s))); s++)
+    if ((size_t)(end - s) > 5 && !memcmp(s, "{\"op\":", 6)) n++;
+  return n;
+}
+
+void wh_metrics_answer(wh_metrics_t *m, const char *resource, const char *subresource, int op,
+                       const char *patch, size_t patch_len, int64_t ns) {
+  if (op < 0 || op >= WH_WRITE_OPS) return;
+  wh_write_series_t *s =
+      &m->writes[write_kind(resource ? resource : "", subresource ? subresource : "")][op];
+  atomic_fetch_add(&s->answers, 1);
+  atomic_fetch_add(&s->ns, (uint64_t)(ns > 0 ? ns : 0));
+  if (!patch || !patch_len) return;
+  atomic_fetch_add(&s->patched, 1);
+  atomic_fetch_add(&s->bytes, patch_len);
+  atomic_fetch_add(&s->ops, patch_ops(patch, patch_len));
+}
+
+/* ripple_webhook_write_*{resource,operation}: only the kinds answered. */
+static void writes(wh_metrics_t *m, sbuf_t *o) {
+  static const struct {
+    const char *name, *type, *help;
+  } fam[] = {
+      {"ripple_webhook_write_answers_total", "counter", "Answers to writes of this kind."},
+      {"ripple_webhook_write_patched_total", "counter", "Answers that carried a JSON Patch."},
+      {"ripple_webhook_write_unpatched_total", "counter",
+       "Answers with no patch (nothing on the object to change)."},
+      {"ripple_webhook_write_patch_ops_total", "counter", "Operations in those patches."},
+      {"ripple_webhook_write_patch_bytes_total", "counter",
+       "Bytes of those patches (JSON, before base64)."},
+      {"ripple_webhook_write_seconds_total", "counter",
+       "The webhook's time on these answers, body to answer."},
+  };
+  for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++) {
+    prom_family(o, fam[f].name, fam[f].type, fam[f].help);
+    for (size_t k = 0; k < WH_WRITE_KINDS; k++)
+      for (size_t op = 0; op < WH_WRITE_OPS; op++) {
+        wh_write_series_t *s = &m->writes[k][op];
+        uint64_t answers = atomic_load(&s->answers), patched = atomic_load(&s->patched);
+        if (!answers) continue;
+        char labels[96];
+        snprintf(labels, sizeof labels, "resource=\"%s\",operation=\"%s\"",
+                 k < WH_WRITE_KINDS - 1 ? write_kinds[k] : "other", write_ops[op]);
+        if (f == 5) {
+          prom_sample_d(o, fam[f].name, labels, (double)atomic_load(&s->ns) / 1e9);
+          continue;
+        }
+        uint64_t v[] = {answers, patched, answers >= patched ? answers - patched : 0,
+                        atomic_load(&s->ops), atomic_load(&s->bytes)};
+        prom_sample_u(o, fam[f].name, labels, v[f]);
+      }
+  }
+}
+
 void wh_metrics_init(wh_metrics_t *m) { pthread_mutex_init(&m->hop_mu, NULL); }
 void wh_metrics_destroy(wh_metrics_t *m) { pthread_mutex_destroy(&m->hop_mu); }
 
@@ -216,6 +341,7 @@ void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   prom_gauge(o, "ripple_webhook_informer_objects", "Objects in the informers' caches.",
              (double)g->informer_objects);
   refused(m, o);
+  writes(m, o);
   histogram(m, o);
   hops(m, o);
 }

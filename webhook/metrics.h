@@ -21,12 +21,23 @@
 #define WH_HIST_BUCKETS 12
 #define WH_HOP_BUCKETS 14
 #define WH_HOP_SERIES 256
+/* Write kinds counted apart (metrics.c's table, the last one "other") and
+ * the operations (wh_op_t's order: CREATE, UPDATE, DELETE, CONNECT). */
+#define WH_WRITE_KINDS 48
+#define WH_WRITE_OPS 4
 
 typedef struct wh_hop_series {
   char component[64], write[96]; /* "" component: a free slot */
   atomic_uint_fast64_t b[WH_HOP_BUCKETS + 1];
   atomic_uint_fast64_t sum_ns, count;
 } wh_hop_series_t;
+
+/* One write kind's answers (resource[/subresource] and operation): what its
+ * patches cost kube-apiserver (each one a JSON Patch applied and the object
+ * decoded and validated again) and the webhook's own time on it. */
+typedef struct wh_write_series {
+  atomic_uint_fast64_t answers, patched, ops, bytes, ns;
+} wh_write_series_t;
 
 typedef struct wh_metrics {
   atomic_uint_fast64_t requests;         /* admission requests answered (200) */
@@ -57,6 +68,7 @@ typedef struct wh_metrics {
   atomic_uint_fast64_t truncated;           /* span attributes cut to the server's limits */
   atomic_uint_fast64_t hist[WH_HIST_BUCKETS + 1];
   atomic_uint_fast64_t hist_sum_ns, hist_count;
+  wh_write_series_t writes[WH_WRITE_KINDS][WH_WRITE_OPS];
   pthread_mutex_t hop_mu; /* taken to find or add a series */
   wh_hop_series_t hops[WH_HOP_SERIES];
 } wh_metrics_t;
@@ -75,6 +87,12 @@ void wh_metrics_destroy(wh_metrics_t *m);
 void wh_metrics_observe(wh_metrics_t *m, int64_t ns);
 /* One hop of component's write ("update pods/status") that took ns. */
 void wh_metrics_hop(wh_metrics_t *m, const char *component, const char *write, int64_t ns);
+/* One answer to a write of resource/subresource ("" none) with operation op
+ * (a wh_op_t; others are not counted): its JSON Patch of patch_len bytes
+ * (NULL: none), ns from the body to the answer. A resource not in the
+ * table is counted as "other", so a hostile review cannot grow the set. */
+void wh_metrics_answer(wh_metrics_t *m, const char *resource, const char *subresource, int op,
+                       const char *patch, size_t patch_len, int64_t ns);
 void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *out);
 
 #endif

@@ -26,6 +26,8 @@
 
 #include "stamp.h"
 
+#include "annotate.h"
+
 /* Kinds stamped when created (the rest only once a stamp is on them): those
  * whose generation a controller acts on. Pods are left out: their spec
  * barely changes after the binding, and their creates are the most
@@ -131,26 +133,7 @@ int wh_stamp_patch(const wh_review_t *r, wh_decision_t *d, int64_t want) {
     return RIPPLE_OK;
   if (!alone && (d->patch_len < 3 || d->patch[0] != '[' || d->patch[d->patch_len - 1] != ']'))
     return RIPPLE_OK; /* not the patch of a context: left alone */
-  sbuf_t b;
-  sbuf_init(&b);
-  if (alone)
-    sbuf_putc(&b, '[');
-  else {
-    sbuf_put(&b, d->patch, d->patch_len - 1);
-    sbuf_putc(&b, ',');
-  }
-  sbuf_puts(&b, "{\"op\":\"add\",\"path\":\"/metadata/annotations/");
-  for (const char *s = key; *s; s++) /* JSON Pointer: '/' is "~1"; keys have no '~' */
-    if (*s == '/')
-      sbuf_puts(&b, "~1");
-    else
-      sbuf_putc(&b, *s);
-  sbuf_printf(&b, "\",\"value\":\"%lld\"}]", (long long)want);
-  char *patch;
-  size_t len;
-  if ((rc = sbuf_take(&b, &patch, &len)) != RIPPLE_OK) return rc;
-  ripple_free(d->patch);
-  d->patch = patch;
-  d->patch_len = len;
-  return RIPPLE_OK;
+  char val[24];
+  snprintf(val, sizeof val, "%lld", (long long)want);
+  return wh_patch_put_annotation(&d->patch, &d->patch_len, key, val);
 }

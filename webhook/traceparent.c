@@ -28,6 +28,7 @@
  */
 #include <string.h>
 
+#include "annotate.h"
 #include "objtext.h"
 #include "ripplex/cpid.h"
 #include "ripplex/hex.h"
@@ -141,29 +142,15 @@ static int owner_copy(const wh_t *w, const wh_review_t *r) {
   return 0;
 }
 
-/* d->patch with one more operation: add the traceparent. The first
- * operation has made /metadata/annotations exist, and "add" replaces a
- * member that is there. */
+/* d->patch that sets the traceparent too: a member of the annotations map
+ * the patch adds whole, else one more "add" (the first operation has made
+ * /metadata/annotations exist, and "add" replaces a member that is there). */
 static int append_op(wh_decision_t *d, const char *tp) {
   if (d->patch_len < 3 || d->patch[0] != '[' || d->patch[d->patch_len - 1] != ']')
     return RIPPLE_OK; /* not the patch of a context: left alone */
-  sbuf_t b;
-  sbuf_init(&b);
-  sbuf_put(&b, d->patch, d->patch_len - 1);
-  sbuf_puts(&b,
-            ",{\"op\":\"add\",\"path\":\"/metadata/annotations/tracing.k8s.io~1traceparent\","
-            "\"value\":\"");
-  sbuf_puts(&b, tp);
-  sbuf_puts(&b, "\"}]");
-  char *patch;
-  size_t len;
-  int rc = sbuf_take(&b, &patch, &len);
-  if (rc != RIPPLE_OK) return rc;
-  ripple_free(d->patch);
-  d->patch = patch;
-  d->patch_len = len;
-  d->tp_written = 1;
-  return RIPPLE_OK;
+  int rc = wh_patch_put_annotation(&d->patch, &d->patch_len, "tracing.k8s.io/traceparent", tp);
+  if (rc == RIPPLE_OK) d->tp_written = 1;
+  return rc;
 }
 
 /* ---- the engine's steps (wh.h) ------------------------------------------------ */
@@ -198,5 +185,8 @@ int wh_traceparent_patch(const wh_t *w, const wh_review_t *r, wh_decision_t *d) 
   }
   char tp[WH_TRACEPARENT_LEN + 1];
   if (!wh_traceparent_of(&d->ctx.cpid, tp)) return RIPPLE_OK;
+  /* The same CPID under other ancestors: the traceparent is already so. */
+  const json_t *cur = tp_value(r->object);
+  if (json_is_string(cur) && !strcmp(json_string_value(cur), tp)) return RIPPLE_OK;
   return append_op(d, tp);
 }

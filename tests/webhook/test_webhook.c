@@ -121,8 +121,8 @@ static void test_root_fresh(void **state) {
   assert_string_equal(warning(f), want);
   snprintf(want, sizeof want,
            "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{"
-           "\"cpid.ripple.dev/deployment\":\"1;%s\"}},{\"op\":\"add\",\"path\":\"/metadata/"
-           "annotations/cpid.ripple.dev~1deployment.generation\",\"value\":\"1\"}]",
+           "\"cpid.ripple.dev/deployment\":\"1;%s\","
+           "\"cpid.ripple.dev/deployment.generation\":\"1\"}}]",
            id);
   assert_string_equal(f->patch, want);
   assert_int_equal(f->cap->nsp, 1);

@@ -240,9 +240,10 @@ static void test_uncertain_held(void **state) {
 /* ---- generation stamps (stamp.c) ---- */
 
 static int has_stamp(fx_t *f, const char *kind, const char *gen) {
-  char want[160];
+  char want[160], member[160]; /* an op of its own, or a member of a map added whole */
   snprintf(want, sizeof want, "cpid.ripple.dev~1%s.generation\",\"value\":\"%s\"", kind, gen);
-  return strstr(f->patch, want) != NULL;
+  snprintf(member, sizeof member, "\"cpid.ripple.dev/%s.generation\":\"%s\"", kind, gen);
+  return strstr(f->patch, want) != NULL || strstr(f->patch, member) != NULL;
 }
 
 /* What is created gets the generation it will have, 1, where a controller

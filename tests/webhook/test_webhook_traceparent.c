@@ -200,9 +200,8 @@ static void test_create_writes(void **state) {
   char want[512];
   snprintf(want, sizeof want,
            "[{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{"
-           "\"cpid.ripple.dev/deployment\":\"1;%s\"}},{\"op\":\"add\",\"path\":"
-           "\"/metadata/annotations/tracing.k8s.io~1traceparent\",\"value\":\"%s\"}," STAMP_OP(
-               "deployment", "1") "]",
+           "\"cpid.ripple.dev/deployment\":\"1;%s\",\"tracing.k8s.io/traceparent\":\"%s\","
+           "\"cpid.ripple.dev/deployment.generation\":\"1\"}}]",
            id, tp);
   assert_string_equal(f->patch, want);
   expect_annotation(f, dep_new, TP_KEY, tp);
@@ -704,9 +703,12 @@ static void test_flag_off(void **state) {
     int changed;
     assert_int_equal(wh_obj_patch(obj, writes[i].kind, &ctx, &want, &len, &changed), RIPPLE_OK);
     assert_true(changed);
-    assert_memory_equal(f->patch, want, len - 1);
-    const char *rest = f->patch + len - 1;
-    assert_true(!strcmp(rest, "]") || (strstr(rest, ".generation\"") && rest[0] == ','));
+    /* (a map added whole may get the stamp as one more member) */
+    size_t keep = len - 1;
+    if (keep > 2 && want[keep - 1] == '}' && want[keep - 2] == '}') keep -= 2;
+    assert_memory_equal(f->patch, want, keep);
+    const char *rest = f->patch + keep;
+    assert_true(!strcmp(rest, want + keep) || (strstr(rest, ".generation\"") && rest[0] == ','));
     ripple_free(want);
     json_decref(obj);
   }

@@ -161,6 +161,74 @@ void review(char *buf, size_t cap, const char *op, const char *user, const char 
   assert_true(n > 0 && (size_t)n < cap);
 }
 
+/* The object under a JSON Pointer's parent, and the last token (unescaped:
+ * "~1" is '/', "~0" '~') in tok. Only objects are walked: the webhook's
+ * patches touch metadata and its annotations, nothing in arrays. */
+static json_t *pointer_parent(json_t *doc, const char *path, char *tok, size_t cap) {
+  assert_true(path[0] == '/');
+  json_t *at = doc;
+  const char *s = path + 1;
+  for (;;) {
+    size_t n = 0;
+    for (; *s && *s != '/'; s++) {
+      char c = *s;
+      if (c == '~') {
+        assert_true(s[1] == '0' || s[1] == '1');
+        c = s[1] == '1' ? '/' : '~';
+        s++;
+      }
+      assert_true(n + 1 < cap);
+      tok[n++] = c;
+    }
+    tok[n] = '\0';
+    if (!*s) return at;
+    at = json_object_get(at, tok);
+    assert_true(json_is_object(at)); /* a parent that does not exist: the op fails */
+    s++;
+  }
+}
+
+/* Every patch the webhook answers is minimal (issue 28): each operation
+ * changes the object as the ones before it left it (an op that changes
+ * nothing costs kube-apiserver a patch for nothing), no two touch the same
+ * path, and an annotations map that exists is never replaced whole. */
+static void check_minimal(const char *body, const char *patch) {
+  if (!*patch) return;
+  json_t *req = json_loads(body, 0, NULL);
+  assert_non_null(req);
+  json_t *obj = json_deep_copy(json_object_get(json_object_get(req, "request"), "object"));
+  json_t *ops = json_loads(patch, 0, NULL);
+  assert_true(json_is_object(obj));
+  assert_true(json_is_array(ops) && json_array_size(ops) > 0);
+  size_t i, j;
+  json_t *op;
+  json_array_foreach(ops, i, op) {
+    const char *kind = jstr(op, "op", NULL), *path = jstr(op, "path", NULL);
+    for (j = 0; j < i; j++)
+      if (!strcmp(jstr(json_array_get(ops, j), "path", NULL), path))
+        fail_msg("patch %s: two ops on %s", patch, path);
+    char tok[256];
+    json_t *parent = pointer_parent(obj, path, tok, sizeof tok);
+    json_t *cur = json_object_get(parent, tok);
+    if (!strcmp(kind, "remove")) {
+      if (!cur) fail_msg("patch %s: removes %s, which is absent", patch, path);
+      json_object_del(parent, tok);
+      continue;
+    }
+    if (strcmp(kind, "add") != 0 && strcmp(kind, "replace") != 0)
+      fail_msg("patch %s: op %s", patch, kind);
+    json_t *v = json_object_get(op, "value");
+    assert_non_null(v);
+    if (cur && json_equal(cur, v)) fail_msg("patch %s: %s is already so", patch, path);
+    if (json_is_object(cur) && !strcmp(path, "/metadata/annotations"))
+      fail_msg("patch %s: replaces the annotations map whole", patch);
+    json_object_set(parent, tok, v);
+  }
+  json_decref(ops);
+  json_decref(obj);
+  json_decref(req);
+}
+
 /* Post a body; 200 expected. f->patch is the decoded patch ("" if none). */
 void post(fx_t *f, const char *body) {
   sbuf_t out;
@@ -184,6 +252,7 @@ void post(fx_t *f, const char *body) {
     memcpy(f->patch, raw, n + 1);
     free(raw);
   }
+  check_minimal(body, f->patch);
 }
 
 void admit(fx_t *f, const char *op, const char *user, const char *kind, const char *resource,
