@@ -37,8 +37,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 case $floods in shared | saturated) ;; both) floods="shared saturated" ;; *) echo "bench-details: --flood shared, saturated or both" >&2; exit 2 ;; esac
-# shellcheck source=bench/prom-hist.sh
-. "$root/bench/prom-hist.sh"
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 server_bin=$build/bin/ripple-server ingest=$build/bench/bench_ingest
 [[ -x $server_bin && -x $ingest ]] || { echo "bench-details: build $build first (make build)" >&2; exit 1; }
 work=$(mktemp -d /tmp/ripple-bench-details.XXXXXX)
@@ -91,12 +91,7 @@ server_start() {
   taskset -c 0 "$server_bin" --listen 127.0.0.1:0 --db "$work/trace.db" --max-cpids 0 --no-web \
     --no-stalls --details-queue "$queue" 2>"$work/server.log" &
   server_pid=$!
-  for _ in $(seq 200); do
-    port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log" 2>/dev/null || true) # the log may not exist yet
-    [[ -n $port ]] && break
-    sleep 0.05
-  done
-  [[ -n $port ]] || { cat "$work/server.log" >&2; exit 1; }
+  port=$(port_of "$work/server.log" "$server_pid") || exit 1
   server_url="http://127.0.0.1:$port"
 }
 

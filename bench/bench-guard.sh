@@ -28,6 +28,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 runs=3 build="$root/build/release"
 while (($#)); do
   case $1 in
@@ -67,17 +69,6 @@ trap cleanup EXIT INT TERM
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b - a}'; }
 median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-port_of() { # LOG PID: the port a ripple program logged it listens on
-  local port=""
-  for _ in $(seq 600); do
-    port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$1")
-    [[ -n $port ]] && break
-    kill -0 "$2" 2>/dev/null || break
-    sleep 0.05
-  done
-  [[ -n $port ]] || { echo "bench-guard: $1:" >&2; cat "$1" >&2; exit 1; }
-  echo "$port"
-}
 api() { # curl the API server as the lab's admin
   curl -sf --cacert "$RIPPLE_LAB_CA" --cert "$RIPPLE_LAB_ADMIN_CERT" --key "$RIPPLE_LAB_ADMIN_KEY" "$@"
 }

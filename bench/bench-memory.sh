@@ -12,6 +12,8 @@
 # Usage: bench/bench-memory.sh [--build DIR] [--spans N] [--conns N] [--no-parts]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 build="$root/build/release" spans=10000000 conns=4 parts=1
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -42,13 +44,7 @@ fi
 taskset -c 0 "$server_bin" --listen 127.0.0.1:0 --db "$work/trace.db" --max-cpids 0 --no-web \
   2>"$work/server.log" &
 server_pid=$!
-port=
-for _ in $(seq 200); do
-  port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log")
-  [[ -n $port ]] && break
-  sleep 0.05
-done
-[[ -n $port ]] || { cat "$work/server.log" >&2; exit 1; }
+port=$(port_of "$work/server.log" "$server_pid") || exit 1
 server_url="http://127.0.0.1:$port"
 # /proc/PID/status field in kB.
 status_kb() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$server_pid/status"; }

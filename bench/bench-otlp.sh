@@ -22,8 +22,8 @@
 #                            [--cores 1|2] [--kind both|spans]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=bench/prom-hist.sh
-. "$root/bench/prom-hist.sh"
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 build="$root/build/release" seconds=10 batch=1000 rate=20000 cores=1 kind=both
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -51,8 +51,6 @@ finish() {
 }
 trap finish EXIT
 
-# shellcheck source=bench/jaeger.sh
-. "$root/bench/jaeger.sh"
 otlp=$(free_port) health=$(free_port)
 jaeger_config memory "$work" "$otlp" "$health"
 $pin_load "$jaeger" --config "file:$work/jaeger.yaml" >"$work/jaeger.log" 2>&1 &
@@ -67,12 +65,7 @@ server_start() {
   shift
   $pin_server "$server_bin" --listen 127.0.0.1:0 --db "$dir/trace.db" --max-cpids 0 --no-web "$@" 2>"$dir/server.log" &
   server_pid=$!
-  for _ in $(seq 200); do
-    port=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$dir/server.log")
-    [[ -n $port ]] && break
-    sleep 0.05
-  done
-  [[ -n $port ]] || { cat "$dir/server.log" >&2; exit 1; }
+  port=$(port_of "$dir/server.log" "$server_pid") || exit 1
   server_url="http://127.0.0.1:$port"
 }
 

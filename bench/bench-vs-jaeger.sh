@@ -8,7 +8,7 @@
 #   - the lab's Jaeger v2 (lab/build.sh --jaeger), memory store;
 #   - the lab's Jaeger v2, badger store (on disk, its defaults: no fsync per
 #     write, like ripple's sync=normal).
-# Jaeger's configuration is bench/jaeger.sh's (no batch processor, no queue).
+# Jaeger's configuration is bench/lib.sh's (no batch processor, no queue).
 # Alternating (ripple, memory, badger) for --rounds rounds, each receiver
 # started fresh on an empty store; the receiver is pinned to core 0, the load
 # generator (bench_ingest --kind otlp, 4 keep-alive connections) to core 1.
@@ -42,8 +42,8 @@ finish() {
 }
 trap finish EXIT
 
-# shellcheck source=bench/jaeger.sh
-. "$root/bench/jaeger.sh"
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 
 "$bench_server" otlp-request "$work/request.pb" --spans 1000
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/writer-token"

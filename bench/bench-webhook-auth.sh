@@ -18,6 +18,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 requests=2000 runs=3 build="$root/build/release"
 while (($#)); do
   case $1 in
@@ -61,12 +63,7 @@ one_run() {
   "$bin" --listen 127.0.0.1:0 --no-informers --tls-cert "$RIPPLE_LAB_WEBHOOK_CERT" \
     --tls-key "$RIPPLE_LAB_WEBHOOK_KEY" ${args[@]+"${args[@]}"} 2>"$work/webhook.log" &
   pid=$!
-  for _ in $(seq 100); do
-    port=$(grep -o 'event=listening addr=127.0.0.1:[0-9]*' "$work/webhook.log" | cut -d: -f2 || true)
-    [[ -n $port ]] && break
-    sleep 0.05
-  done
-  [[ -n $port ]] || { echo "bench-webhook-auth: the webhook did not start" >&2; exit 1; }
+  port=$(port_of "$work/webhook.log" "$pid") || { echo "bench-webhook-auth: the webhook did not start" >&2; exit 1; }
   url="https://127.0.0.1:$port/mutate"
   for ((i = 0; i < requests; i++)); do printf 'url = "%s"\noutput = "/dev/null"\n' "$url"; done >"$work/urls"
   curl -sS --cacert "$RIPPLE_LAB_CA" --cert "$RIPPLE_LAB_WEBHOOK_CLIENT_CERT" \

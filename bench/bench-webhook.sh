@@ -57,6 +57,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+. "$root/bench/lib.sh"
 runs=10 build="$root/build/release" scenario="$root/scenarios/paper1-overhead.yaml" out="" null=0
 replicas=1
 while (($#)); do
@@ -110,16 +112,6 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# The port a program chose, from its "event=listening addr=127.0.0.1:PORT" log line.
-port_of() {
-  local log=$1 p=""
-  for _ in $(seq 300); do
-    p=$(sed -n 's/.*event=listening addr=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
-    [[ -z $p ]] || { echo "$p"; return 0; }
-    sleep 0.1
-  done
-  echo "bench-webhook: $log says no port:" >&2; cat "$log" >&2; return 1
-}
 
 load() { uptime | sed 's/.*load average: /load /'; }
 echo "machine: $(nproc) vCPU, $(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo);" \
