@@ -221,8 +221,16 @@ static void time_format_matches_gmtime(void **state) {
   (void)state;
   int64_t base[] = {0, 1763762790123456789LL, 951868799999999999LL /* 2000-02-29 23:59:59.999 */,
                     -86400000000000LL - 1};
-  int64_t steps[] = {0, 1, 999999999, 1000000000, 86399000000000LL, 86400000000000LL,
-                     -1, -1000000000, -86400000000000LL, 365LL * 86400000000000LL};
+  int64_t steps[] = {0,
+                     1,
+                     999999999,
+                     1000000000,
+                     86399000000000LL,
+                     86400000000000LL,
+                     -1,
+                     -1000000000,
+                     -86400000000000LL,
+                     365LL * 86400000000000LL};
   for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
     for (size_t j = 0; j < sizeof steps / sizeof steps[0]; j++) {
       int64_t ns = base[i] + steps[j];
