@@ -60,6 +60,7 @@ static int both(otlp_encoding_t enc, const char *body, size_t len, const dec_lim
   sbuf_init(&json);
   dec_batch_t ob;
   dec_error_t oe;
+  memset(&ob, 0, sizeof ob); /* read only when both routes succeed (the analyzer cannot tell) */
   memset(&oe, 0, sizeof oe);
   int orc = otlp_receive(enc, body, len, &r, &json, &ores);
   if (orc == RIPPLE_OK) orc = dec_decode(DEC_SPANS, json.p, json.len, lim, &ob, &oe);
