@@ -51,7 +51,8 @@ static int put_batch(tdet_t *s, det_batch_t *b, int64_t since, dec_error_t *err)
   int rc = facts_put_since(s->core->facts, b->v, b->n, since);
   if (rc == RIPPLE_OK) return 200;
   if (rc == RIPPLE_EFULL) {
-    snprintf(err->msg, sizeof err->msg, "the details queue is full (--details-queue); retry later");
+    snprintf(err->msg, sizeof err->msg,
+             "the details queue is full (--details-queue) or behind by seconds; retry later");
     return 429;
   }
   snprintf(err->msg, sizeof err->msg, "storing details failed; retry later");
@@ -123,6 +124,12 @@ static int ingest_audit(tdet_t *s, const char *body, size_t len, int64_t since, 
  * most DWORK_BURST_NS at once. Late details get that share for sure, and
  * ingest loses at most that share to them. */
 #define DWORK_LATE_NS 1000000000LL
+/* A queue whose oldest request has waited this long is behind: new requests
+ * are refused (429) rather than queued behind it, so what is accepted is
+ * stored within seconds (the details' lag is bounded by time, not only by
+ * the queue's bytes) and a flood costs ingest no more than the details'
+ * share of the CPU. */
+#define DWORK_BEHIND_NS 2000000000LL
 #define DWORK_RETRY_NS 100000000LL /* budget spent: look again this much later */
 #define DWORK_SHARE_MS 50
 #define DWORK_BURST_NS 250000000LL
@@ -281,12 +288,15 @@ static int submit(tdet_t *s, int audit, const char *body, size_t len, size_t *ac
   djob_t j = {audit, body, len, 0, mono_ns(), err, 503, 0, NULL};
   *accepted = 0;
   pthread_mutex_lock(&w->mu);
-  if (w->stop || (w->bytes && w->bytes + len > DWORK_MAX_BYTES)) {
+  int behind = w->head && j.since - w->head->since > DWORK_BEHIND_NS;
+  if (w->stop || behind || (w->bytes && w->bytes + len > DWORK_MAX_BYTES)) {
     int stopping = w->stop;
     pthread_mutex_unlock(&w->mu);
     if (!stopping) atomic_fetch_add(&s->details_busy, 1);
-    snprintf(err->msg, sizeof err->msg,
-             stopping ? "the server is stopping" : "too many details are waiting; retry later");
+    snprintf(err->msg, sizeof err->msg, "%s",
+             stopping ? "the server is stopping"
+             : behind ? "the details are behind by more than 2 s; retry later"
+                      : "too many details are waiting; retry later");
     return stopping ? 503 : 429;
   }
   w->bytes += len;

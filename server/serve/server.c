@@ -522,7 +522,7 @@ static void details_metrics(srv_t *s, sbuf_t *out) {
                atomic_load(&s->details.details_refused));
   prom_counter(out, "ripple_details_busy_total",
                "Details requests refused with 429: the parser's queue (256 MiB of bodies) or "
-               "the writer's (--details-queue) was full.",
+               "the writer's (--details-queue) was full, or behind by seconds.",
                fs.refused_busy + atomic_load(&s->details.details_busy));
   prom_gauge(out, "ripple_details_queued", "Details waiting to be written.", (double)fs.queued);
   prom_counter(out, "ripple_details_late_requests_total",

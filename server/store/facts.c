@@ -18,6 +18,7 @@
 
 #include "ripple/ripple.h"
 #include "ripplex/clock.h"
+#include "ripplex/idle.h"
 #include "ripplex/prom.h"
 #include "store/sqlconn.h"
 
@@ -30,6 +31,10 @@ static const char *schema =
     "CREATE INDEX IF NOT EXISTS facts_obj ON facts(ns, name, time) WHERE type = 3;"
     "CREATE INDEX IF NOT EXISTS facts_span ON facts(span_id) WHERE span_id IS NOT NULL;"
     "CREATE INDEX IF NOT EXISTS facts_cpid ON facts(cpid) WHERE cpid IS NOT NULL;";
+
+/* A writer queue whose oldest job's request waited this long refuses more
+ * (RIPPLE_EFULL: 429), so a stored detail's lag stays within seconds. */
+#define FACTS_BEHIND_NS 3000000000LL
 
 #define COLS "seq, type, time, uid, kind, ns, name, rv, prev_rv, span_id, cpid, op, body"
 
@@ -144,11 +149,12 @@ static void observe_lag(facts_t *f, const job_t *j, int64_t now) {
 static void *writer(void *arg) {
   facts_t *f = arg;
   int64_t last_expire = 0;
-  /* At the process's priority, not nice +15: what it writes is bounded by
-   * what the details' parser hands it (trace_details.c: one thread at nice
-   * +15, and late requests within a CPU budget), and on a saturated core a
-   * writer at nice +15 as well doubled the details' lag (docs/benchmarks.md,
-   * "Issue 28: details lag"). */
+  /* At nice +15 (ripplex/idle.h), like the details' parser: at the process's
+   * priority it took 15-25% of ingest's rate under a flood of details on a
+   * shared core (docs/benchmarks.md, "Issue 28: details lag"). The lag stays
+   * bounded by time instead: a queue that is behind refuses new work
+   * (FACTS_BEHIND_NS here, DWORK_BEHIND_NS in trace_details.c). */
+  idle_enter();
   pthread_mutex_lock(&f->mu);
   for (;;) {
     while (!f->head && !f->stop) {
@@ -232,7 +238,9 @@ int facts_put_since(facts_t *f, const fact_t *v, size_t n, int64_t since_ns) {
   if (n == 0) return RIPPLE_OK;
   job_t j = {v, n, since_ns, RIPPLE_OK, 0, NULL};
   pthread_mutex_lock(&f->mu);
-  if (f->stop || f->queued + n > f->o.max_queue) {
+  /* Behind: its oldest job's request waited longer than FACTS_BEHIND_NS. */
+  int behind = f->head && mono_ns() - f->head->since > FACTS_BEHIND_NS;
+  if (f->stop || behind || f->queued + n > f->o.max_queue) {
     int stopping = f->stop;
     pthread_mutex_unlock(&f->mu);
     if (!stopping) atomic_fetch_add(&f->refused_busy, 1);

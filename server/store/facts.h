@@ -9,8 +9,9 @@
  * Facts live in a database of their own (SQLite, WAL), written by a thread of
  * their own with group commits, so a flood of audit events or Events never
  * waits on, or holds up, the writes of mergelogs and spans (store.h). The
- * queue in front of that thread is bounded: past max_queue facts waiting,
- * facts_put refuses at once (the caller answers 429) instead of growing.
+ * queue in front of that thread is bounded: past max_queue facts waiting, or
+ * while its oldest job's request has waited more than 3 s, facts_put refuses
+ * at once (the caller answers 429) instead of growing.
  *
  * Durability as in store.h: facts_put returns after the commit.
  *
@@ -69,7 +70,7 @@ int facts_open(const facts_opts_t *o, facts_t **out, char *err, size_t errcap);
 void facts_close(facts_t *f);
 
 /* Store n facts in one transaction. RIPPLE_OK once committed; RIPPLE_EFULL
- * (nothing stored) when the queue is full; RIPPLE_ESYS when the database
+ * (nothing stored) when the queue is full or behind; RIPPLE_ESYS when the database
  * failed; RIPPLE_ENOMEM. */
 int facts_put(facts_t *f, const fact_t *v, size_t n);
 /* facts_put for facts received at since_ns (mono_ns()): their lag is

@@ -345,6 +345,56 @@ static void test_queue_bound(void **state) {
   facts_close(f);
 }
 
+/* A writer queue that is behind refuses more: its oldest job's request
+ * waited over 3 s (facts.c, FACTS_BEHIND_NS). The writer is held by another
+ * connection's write lock: one job is in its hands, the next (received 4 s
+ * ago) waits in the queue, and a third put is refused at once. */
+typedef struct putter {
+  facts_t *f;
+  const fact_t *v;
+  int64_t since;
+  int rc;
+  pthread_t t;
+} putter_t;
+
+static void *put_thread(void *arg) {
+  putter_t *p = arg;
+  p->rc = facts_put_since(p->f, p->v, 1, p->since);
+  return NULL;
+}
+
+static void test_queue_behind(void **state) {
+  rig_t *r = *state;
+  facts_t *f;
+  char err[256], path[128];
+  snprintf(path, sizeof path, "%s/b.details", r->dir);
+  facts_opts_t o = {.path = path};
+  assert_int_equal(facts_open(&o, &f, err, sizeof err), RIPPLE_OK);
+  fact_t v[1] = {{.type = FACT_EVENT, .time = 1, .body = "{}", .body_len = 2}};
+  sqlite3 *h;
+  assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+  putter_t a = {f, v, mono_ns(), -1, 0}, b = {f, v, mono_ns() - 4000000000LL, -1, 0};
+  assert_int_equal(pthread_create(&a.t, NULL, put_thread, &a), 0);
+  facts_stats_t st = {0};
+  for (int i = 0; i < 100 && st.queued < 1; i++, usleep(10000)) facts_stats(f, &st);
+  assert_int_equal(pthread_create(&b.t, NULL, put_thread, &b), 0);
+  for (int i = 0; i < 100 && st.queued < 2; i++, usleep(10000)) facts_stats(f, &st);
+  assert_int_equal(st.queued, 2);
+  assert_int_equal(facts_put(f, v, 1), RIPPLE_EFULL); /* behind, not full */
+  assert_int_equal(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  pthread_join(a.t, NULL);
+  pthread_join(b.t, NULL);
+  assert_int_equal(a.rc, RIPPLE_OK);
+  assert_int_equal(b.rc, RIPPLE_OK);
+  facts_stats(f, &st);
+  assert_int_equal(st.refused_busy, 1);
+  assert_int_equal(st.stored, 2);
+  assert_int_equal(facts_put(f, v, 1), RIPPLE_OK); /* caught up: taken again */
+  facts_close(f);
+}
+
 static char *metrics_text(const rig_t *r) {
   hc_resp_t m;
   char url[128];
@@ -613,6 +663,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_bad_input, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_secret, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_queue_bound, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(test_queue_behind, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_lag_metric, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_late_request, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(test_stalls, rig_setup, rig_teardown),
