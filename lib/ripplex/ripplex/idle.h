@@ -5,13 +5,13 @@
  * share by weight (nice 15 against one busy nice-0 thread: about 3% under
  * CFS/EEVDF; more as ingest's threads wait on I/O and locks) and, when the
  * CPU is free, all of it. The trace server's OTLP exporter, its details'
- * parser and the stall detector's feeder use it, so that they cost ingest
- * little and still make progress while ingest runs flat out (the details'
- * requests that wait too long for the parser are taken over at normal
- * priority within a CPU budget, and their writer runs at normal priority:
- * trace_details.c). 15 rather than 10: at 10 the exporter (with its
- * normal-priority reader) cost full-rate ingest 17-19% on one shared core,
- * at 15 about 5% (docs/benchmarks.md, issue 28).
+ * parser and writer, and the stall detector's feeder use it, so that they
+ * cost ingest little and still make progress while ingest runs flat out (the
+ * details' requests that wait too long for the parser are taken over at
+ * normal priority within a CPU budget, and queues that are behind refuse
+ * more: trace_details.c, store/facts.c). 15 rather than 10: at 10 the
+ * exporter (with its normal-priority reader) cost full-rate ingest 17-19% on
+ * one shared core, at 15 about 5% (docs/benchmarks.md, issue 28).
  *
  * Not the idle class (SCHED_IDLE), which it was until issue 28: an idle
  * thread gets nothing at all while another thread wants its core.
