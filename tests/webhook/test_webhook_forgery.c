@@ -19,13 +19,6 @@
 #define Y_CPID "5e5e5e5e-1111-4222-8333-444455556666"
 #define REFUSED(f, why) atomic_load(&wh_metrics((f)->w)->ctx_refused[why])
 
-static void mac_of(const char *kind, const char *ns, const char *val, char out[WH_CTXMAC_LEN + 1]) {
-  wh_ctxmac_t m = {0};
-  assert_int_equal(wh_ctxmac_set(&m, FX_CTX_KEY, strlen(FX_CTX_KEY)), RIPPLE_OK);
-  assert_int_equal(wh_ctxmac_sign(&m, kind, ns, val, strlen(val), out), RIPPLE_OK);
-  wh_ctxmac_clear(&m);
-}
-
 /* A Pod "name" in ns "d"; ann: its annotations' members as JSON text ("" none). */
 static void pod(char *buf, size_t cap, const char *name, const char *uid, const char *ann) {
   snprintf(buf, cap,
@@ -70,14 +63,7 @@ static void test_person_cpid_in_use(void **state) {
   assert_null(strstr(f->patch, X_CPID)); /* the object gets the fresh one */
   assert_non_null(strstr(f->patch, id));
   /* A CPID a controller's merge made (no one's root): nobody's to set. */
-  char rs[1024], mac[WH_CTXMAC_LEN + 1];
-  mac_of("ReplicaSet", "d", "1;" S_CPID, mac); /* as the webhook wrote it (with a key) */
-  snprintf(rs, sizeof rs,
-           "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
-           "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"annotations\":{\"cpid.ripple.dev/"
-           "replicaset\":\"1;" S_CPID "\",\"cpid.ripple.dev/replicaset.mac\":\"%s\"}}}",
-           mac);
-  world_add(&f->world, rs);
+  world_add_signed_rs(f); /* as the webhook wrote it (with a key) */
   char created[1024];
   snprintf(created, sizeof created,
            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"generateName\":\"rs-\","
@@ -173,21 +159,21 @@ static void test_patch_carries_mac(void **state) {
   pod(obj, sizeof obj, "a", "", "");
   admit(f, "CREATE", "alice", "Pod", "pods", "", "d", "a", obj, "null");
   snprintf(val, sizeof val, "1;%s", span_cpid(f, 0, id));
-  mac_of("Pod", "d", val, mac);
+  fx_mac_of("Pod", "d", val, mac);
   snprintf(want, sizeof want, "\"path\":\"/metadata/annotations/cpid.ripple.dev~1pod.mac\"");
   if (!strstr(f->patch, want)) fail_msg("no %s in %s", want, f->patch);
   if (!strstr(f->patch, mac)) fail_msg("no MAC %s in %s", mac, f->patch);
   /* Not another namespace's, nor another kind's. */
   char other[WH_CTXMAC_LEN + 1];
-  mac_of("Pod", "e", val, other);
+  fx_mac_of("Pod", "e", val, other);
   assert_string_not_equal(other, mac);
-  mac_of("Service", "d", val, other);
+  fx_mac_of("Service", "d", val, other);
   assert_string_not_equal(other, mac);
   /* A MAC a client set beside no context of its own is overwritten. */
   pod(obj, sizeof obj, "b", "", "\"cpid.ripple.dev/pod.mac\":\"AAAAAAAAAAAAAAAAAAAAAA\"");
   admit(f, "CREATE", "alice", "Pod", "pods", "", "d", "b", obj, "null");
   snprintf(val, sizeof val, "1;%s", span_cpid(f, 1, id));
-  mac_of("Pod", "d", val, mac);
+  fx_mac_of("Pod", "d", val, mac);
   if (!strstr(f->patch, mac)) fail_msg("no MAC %s in %s", mac, f->patch);
   assert_null(strstr(f->patch, "AAAAAAAAAAAAAAAAAAAAAA"));
 }
@@ -198,9 +184,9 @@ static void test_stored_ctx_needs_mac(void **state) {
   fx_t *f = *state;
   static const char val[] = "1;" S_CPID;
   char good[WH_CTXMAC_LEN + 1], ns_e[WH_CTXMAC_LEN + 1], svc[WH_CTXMAC_LEN + 1];
-  mac_of("Pod", "d", val, good);
-  mac_of("Pod", "e", val, ns_e);
-  mac_of("Service", "d", val, svc);
+  fx_mac_of("Pod", "d", val, good);
+  fx_mac_of("Pod", "e", val, ns_e);
+  fx_mac_of("Service", "d", val, svc);
   struct {
     const char *mac; /* NULL: none */
     int trusted;
@@ -230,7 +216,7 @@ static void test_stored_ctx_needs_mac(void **state) {
       assert_int_equal(REFUSED(f, cases[i].why), before + 1);
       char v2[64], m2[WH_CTXMAC_LEN + 1];
       snprintf(v2, sizeof v2, "1;%s", id);
-      mac_of("Pod", "d", v2, m2);
+      fx_mac_of("Pod", "d", v2, m2);
       if (!strstr(f->patch, m2)) fail_msg("case %zu: no MAC %s in %s", i, m2, f->patch);
     }
   }
@@ -253,7 +239,7 @@ static void test_owner_ctx_needs_mac(void **state) {
   fx_t *f = *state;
   char mac[WH_CTXMAC_LEN + 1], rs[1024], id[40];
   static const char *const owners[2] = {"rs-a", "rs-b"};
-  mac_of("ReplicaSet", "d", "1;" S_CPID, mac);
+  fx_mac_of("ReplicaSet", "d", "1;" S_CPID, mac);
   /* rs-a: signed; rs-b: the same context, no MAC (written past the webhook). */
   for (int i = 0; i < 2; i++) {
     snprintf(rs, sizeof rs,
@@ -286,7 +272,7 @@ static void test_owner_ctx_needs_mac(void **state) {
 static void test_copied_context(void **state) {
   fx_t *f = *state;
   char mac[WH_CTXMAC_LEN + 1], ann[256], obj[1024], id[40];
-  mac_of("Pod", "d", "1;" Y_CPID, mac);
+  fx_mac_of("Pod", "d", "1;" Y_CPID, mac);
   snprintf(ann, sizeof ann,
            "\"cpid.ripple.dev/pod\":\"1;" Y_CPID "\",\"cpid.ripple.dev/pod.mac\":\"%s\"", mac);
   pod(obj, sizeof obj, "copy", "", ann);
@@ -296,7 +282,7 @@ static void test_copied_context(void **state) {
   /* Deployment update by a person (kubectl ripple): the context is held,
    * the annotation and its MAC stay as stored. */
   char dmac[WH_CTXMAC_LEN + 1], old[1024], now[1024];
-  mac_of("Deployment", "d", "1;" S_CPID, dmac);
+  fx_mac_of("Deployment", "d", "1;" S_CPID, dmac);
   snprintf(old, sizeof old,
            "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
            "\"namespace\":\"d\",\"uid\":\"dep\",\"generation\":1,\"annotations\":{"
@@ -345,7 +331,7 @@ static void test_mac_unit(void **state) {
   assert_int_equal(wh_ctxmac_set(&m, "  " FX_CTX_KEY "\n", strlen(FX_CTX_KEY) + 3), RIPPLE_OK);
   char a[WH_CTXMAC_LEN + 1], b[WH_CTXMAC_LEN + 1];
   assert_int_equal(wh_ctxmac_sign(&m, "Pod", "d", "1;x", 3, a), RIPPLE_OK);
-  mac_of("pod", "d", "1;x", b); /* the kind in lower case */
+  fx_mac_of("pod", "d", "1;x", b); /* the kind in lower case */
   assert_string_equal(a, b);
   assert_int_equal(strlen(a), WH_CTXMAC_LEN);
   /* The format of docs/format.md, computed apart (Python's hmac):

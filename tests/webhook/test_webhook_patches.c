@@ -18,13 +18,6 @@
 
 #define RS_SA "system:serviceaccount:kube-system:replicaset-controller"
 
-static void mac_of(const char *kind, const char *ns, const char *val, char out[WH_CTXMAC_LEN + 1]) {
-  wh_ctxmac_t m = {0};
-  assert_int_equal(wh_ctxmac_set(&m, FX_CTX_KEY, strlen(FX_CTX_KEY)), RIPPLE_OK);
-  assert_int_equal(wh_ctxmac_sign(&m, kind, ns, val, strlen(val), out), RIPPLE_OK);
-  wh_ctxmac_clear(&m);
-}
-
 /* A Pod "name" in ns "d" owned by ReplicaSet rs; ann: its annotations'
  * members as JSON text (NULL: no annotations map at all). */
 static void pod(char *buf, size_t cap, const char *name, const char *ann) {
@@ -35,18 +28,6 @@ static void pod(char *buf, size_t cap, const char *name, const char *ann) {
                    "\"uid\":\"rs-uid\",\"controller\":true}]},\"spec\":{\"nodeName\":\"n0\"}}",
                    name, name, ann ? "\"annotations\":{" : "", ann ? ann : "", ann ? "}," : "");
   assert_true(n > 0 && (size_t)n < cap);
-}
-
-/* The world's ReplicaSet "rs" with the signed context S. */
-static void signed_rs(fx_t *f) {
-  char mac[WH_CTXMAC_LEN + 1], rs[1024];
-  mac_of("ReplicaSet", "d", "1;" S_CPID, mac);
-  snprintf(rs, sizeof rs,
-           "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
-           "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"annotations\":{\"cpid.ripple.dev/"
-           "replicaset\":\"1;" S_CPID "\",\"cpid.ripple.dev/replicaset.mac\":\"%s\"}}}",
-           mac);
-  world_add(&f->world, rs);
 }
 
 static const json_t *response(const fx_t *f) { return json_object_get(f->answer, "response"); }
@@ -71,9 +52,9 @@ static long long sample(fx_t *f, const char *series) {
  * the answer has no patch and no patchType at all. */
 static void test_no_patch_when_same(void **state) {
   fx_t *f = *state;
-  signed_rs(f);
+  world_add_signed_rs(f);
   char mac[WH_CTXMAC_LEN + 1], ann[256], obj[1024];
-  mac_of("Pod", "d", "1;" S_CPID, mac);
+  fx_mac_of("Pod", "d", "1;" S_CPID, mac);
   snprintf(ann, sizeof ann,
            "\"cpid.ripple.dev/pod\":\"1;" S_CPID "\",\"cpid.ripple.dev/pod.mac\":\"%s\"", mac);
   pod(obj, sizeof obj, "p", ann);
@@ -108,9 +89,9 @@ static void test_no_patch_when_same(void **state) {
  * op adds the map with the context and its MAC in it. */
 static void test_minimal_ops(void **state) {
   fx_t *f = *state;
-  signed_rs(f);
+  world_add_signed_rs(f);
   char obj[1024], mac[WH_CTXMAC_LEN + 1], want[512];
-  mac_of("Pod", "d", "1;" S_CPID, mac);
+  fx_mac_of("Pod", "d", "1;" S_CPID, mac);
   pod(obj, sizeof obj, "a", "\"team\":\"web\"");
   admit(f, "CREATE", RS_SA, "Pod", "pods", "", "d", "", obj, "null");
   snprintf(want, sizeof want,

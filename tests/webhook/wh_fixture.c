@@ -2,6 +2,7 @@
  * wh_fixture.c - see wh_fixture.h.
  */
 #include "wh_fixture.h"
+#include "ctxmac.h"
 #include "ripplex/b64.h"
 #include "ripplex/sbuf.h"
 
@@ -273,4 +274,22 @@ const char *attr(const cap_span_t *s, const char *key) {
   for (size_t i = 0; i < s->nattrs && i < CAP_ATTRS; i++)
     if (!strcmp(s->attr_key[i], key)) return s->attr_val[i];
   return NULL;
+}
+
+void fx_mac_of(const char *kind, const char *ns, const char *val, char *out) {
+  wh_ctxmac_t m = {0};
+  assert_int_equal(wh_ctxmac_set(&m, FX_CTX_KEY, strlen(FX_CTX_KEY)), RIPPLE_OK);
+  assert_int_equal(wh_ctxmac_sign(&m, kind, ns, val, strlen(val), out), RIPPLE_OK);
+  wh_ctxmac_clear(&m);
+}
+
+void world_add_signed_rs(fx_t *f) {
+  char mac[WH_CTXMAC_LEN + 1], rs[1024];
+  fx_mac_of("ReplicaSet", "d", "1;" S_CPID, mac);
+  snprintf(rs, sizeof rs,
+           "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"rs\","
+           "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"annotations\":{\"cpid.ripple.dev/"
+           "replicaset\":\"1;" S_CPID "\",\"cpid.ripple.dev/replicaset.mac\":\"%s\"}}}",
+           mac);
+  world_add(&f->world, rs);
 }

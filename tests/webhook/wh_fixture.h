@@ -47,6 +47,12 @@ int setup_traceparent(void **state);
 /* The same with --context-key-file holding FX_CTX_KEY (ctxmac.h). */
 #define FX_CTX_KEY "0123456789abcdef0123456789abcdef-fixture"
 int setup_keyed(void **state);
+/* The MAC the webhook keyed with FX_CTX_KEY writes beside context val of an
+ * object of kind in ns (ctxmac.h). */
+void fx_mac_of(const char *kind, const char *ns, const char *val, char *out);
+/* Add the ReplicaSet "rs" (uid rs-uid) in ns "d" with context S, signed as
+ * the keyed webhook writes it. */
+void world_add_signed_rs(fx_t *f);
 int teardown(void **state);
 /* An AdmissionReview from its parts; object/old are JSON text or "null". */
 void review(char *buf, size_t cap, const char *op, const char *user, const char *kind,
