@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_chart.sh - the Helm chart (deploy/helm/ripple) on the lab, through Helm itself
 # (lab/build.sh --helm, built from the Go module proxy):
-#  1. it lints (strict) with its defaults and every ci/*-values.yaml, and values that
-#     are wrong (a misspelt key, a bad URL, a port out of range) are refused;
+#  1. it lints (strict) with its defaults, every ci/*-values.yaml and the lab's
+#     real-node values (lab/node/ripple-values.yaml), and values that are wrong (a
+#     misspelt key, a bad URL, a port out of range) are refused;
 #     cert-manager makes the certificate exactly when the cluster serves it;
 #  2. for each of those value sets, every object it renders is accepted by the lab's
 #     API server in a server-side dry run (CEL match conditions compiled, RBAC,
@@ -46,7 +47,8 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 ok() { echo "ok: $*"; }
 
-values_sets=("" "$chart"/ci/*-values.yaml)
+# The lab's real-node values (lab/node/ripple-values.yaml) too: every part placed.
+values_sets=("" "$chart"/ci/*-values.yaml "$src/lab/node/ripple-values.yaml")
 vflag() { [[ -z $1 ]] || printf -- '--values\n%s\n' "$1"; }
 
 # 1. Lint.
@@ -106,6 +108,27 @@ vols=$(grep -cE '^ +(secret|projected):$' "$work/all.yaml" || true)
 modes=$(grep -cE '^ +defaultMode: 288 # 0440' "$work/all.yaml" || true)
 if [[ $vols -gt 0 && $vols == "$modes" ]]; then ok "$vols Secret volumes, all 0440"
 else fail "$vols Secret volumes, $modes of them with defaultMode 0440"; fi
+
+# The install hook's Job is placed like every other part (certs.nodeSelector,
+# .tolerations, .affinity): on a cluster where only some nodes can run ripple (the
+# lab's real node beside KWOK's), a hook Job scheduled elsewhere never completes and
+# the install waits on it. Matched at the Job's pod spec indentation.
+cat >"$work/placed.yaml" <<'EOF2'
+certs:
+  nodeSelector: {type: real}
+  tolerations: [{key: ripple.lab/real-node, operator: Exists, effect: NoSchedule}]
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]
+EOF2
+job=$("$helm" template "$rel" "$chart" -f "$work/placed.yaml" |
+  awk 'BEGIN { RS = "\n---\n" } /\nkind: Job\n/')
+if [[ $job == *$'\n      nodeSelector:\n        type: real\n'* &&
+  $job == *$'\n      tolerations:\n        - effect: NoSchedule\n          key: ripple.lab/real-node\n          operator: Exists\n'* &&
+  $job == *$'\n      affinity:\n        nodeAffinity:\n'* ]]; then
+  ok "the certs hook's Job takes certs.nodeSelector, .tolerations and .affinity"
+else fail "the certs hook's Job lacks its placement values: $job"; fi
 
 # 2. Server-side dry run of everything rendered, per value set.
 kubectl create namespace "$ns" >/dev/null
