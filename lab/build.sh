@@ -22,6 +22,10 @@
 #        lab/build.sh --print-jaeger    print it (no build; exit 1 if not built)
 #        lab/build.sh --helm     build Helm if needed (the chart's tests), print its path
 #        lab/build.sh --print-helm      print it (no build; exit 1 if not built)
+#        lab/build.sh --node     build the real node's binaries if needed (kubelet,
+#                                kube-proxy, containerd, its shim, ctr, the CNI plugins,
+#                                CoreDNS), print their directory
+#        lab/build.sh --print-node      print it (no build; exit 1 if not built)
 #        lab/build.sh --regen    regenerate the wrapper go.mod/go.sum files, then build
 #        lab/build.sh --force    rebuild even if the cache has the binaries (not Jaeger:
 #                                remove its cache directory to rebuild it)
@@ -56,6 +60,8 @@ case "${1:-}" in
   --print-jaeger) mode=print-jaeger ;;
   --helm) mode=helm ;;
   --print-helm) mode=print-helm ;;
+  --node) mode=node ;;
+  --print-node) mode=print-node ;;
   --regen) mode=regen ;;
   --force) mode=force ;;
   -h|--help) sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
@@ -99,6 +105,19 @@ HELM_MODULE=helm.sh/helm/${HELM_VERSION%%.*}
 helm_key="helm-${HELM_VERSION}_${go_version}_r${HELM_BUILD_REV}"
 helm_bin="$cache_root/$helm_key/bin/helm"
 helm_complete() { [[ -f "$cache_root/$helm_key/complete" && -x $helm_bin ]]; }
+
+# The real node (lab/node.sh): a key of its own, so the control plane's binaries keep
+# theirs. kubelet and kube-proxy from lab/build/k8s (the same module as the control
+# plane), the rest from their wrapper modules lab/build/{containerd,cni,coredns}.
+NODE_BUILD_REV=1
+node_key="node-k8s-${K8S_VERSION}_containerd-${CONTAINERD_VERSION}_cni-${CNI_PLUGINS_VERSION}_coredns-${COREDNS_VERSION}_${go_version}_r${NODE_BUILD_REV}"
+node_dir="$cache_root/$node_key/bin"
+NODE_BINS=(kubelet kube-proxy containerd containerd-shim-runc-v2 ctr coredns cni/bridge cni/host-local cni/loopback)
+node_complete() {
+  [[ -f "$cache_root/$node_key/complete" ]] || return 1
+  local b
+  for b in "${NODE_BINS[@]}"; do [[ -x "$node_dir/$b" ]] || return 1; done
+}
 
 # fetch_module_src MODULE VERSION WORK: the module's source, downloaded through the
 # module proxy, copied writable into WORK/src (the module cache is read-only; go build
@@ -170,7 +189,62 @@ build_helm() {
     "-s -w -X $HELM_MODULE/internal/version.version=$HELM_VERSION" "$HELM_VERSION" "$t0"
 }
 
+# build_node: one go build per module, into a directory renamed when all succeeded.
+build_node() {
+  local t0 tmp k8s_ldflags
+  t0=$(date +%s)
+  mkdir -p "$cache_root/$node_key"
+  tmp=$(mktemp -d "$cache_root/$node_key/bin.tmp.XXXXXX")
+  # shellcheck disable=SC2064 # expand now
+  trap "rm -rf '$tmp'" EXIT
+  mkdir -p "$tmp/cni"
+  k8s_ldflags=$(k8s_version_ldflags)
+  log "go build kubelet kube-proxy"
+  (cd "$LAB_ROOT/build/k8s" && go build -trimpath -tags "$K8S_TAGS" -ldflags "$k8s_ldflags" -o "$tmp/" \
+    k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy) || die "building kubelet and kube-proxy failed"
+  log "go build containerd $CONTAINERD_VERSION"
+  local cm=github.com/containerd/containerd/v2
+  (cd "$LAB_ROOT/build/containerd" && go build -trimpath -ldflags "-s -w -X $cm/version.Version=$CONTAINERD_VERSION" \
+    -o "$tmp/" "$cm/cmd/containerd" "$cm/cmd/containerd-shim-runc-v2" "$cm/cmd/ctr") || die "building containerd failed"
+  log "go build the CNI plugins $CNI_PLUGINS_VERSION"
+  local pm=github.com/containernetworking/plugins/plugins
+  (cd "$LAB_ROOT/build/cni" && go build -trimpath -ldflags "-s -w" -o "$tmp/cni/" \
+    "$pm/main/bridge" "$pm/ipam/host-local" "$pm/main/loopback") || die "building the CNI plugins failed"
+  log "go build CoreDNS $COREDNS_VERSION"
+  (cd "$LAB_ROOT/build/coredns" && go build -trimpath -ldflags "-s -w" -o "$tmp/coredns" .) || die "building CoreDNS failed"
+  rm -rf "$node_dir"
+  mv "$tmp" "$node_dir"
+  trap - EXIT
+  printf 'key=%s\nbuilt=%s\nseconds=%s\n' "$node_key" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    "$(( $(date +%s) - t0 ))" > "$cache_root/$node_key/complete"
+  log "node binaries built in $(( $(date +%s) - t0 ))s: $node_dir"
+}
+
+# k8s_version_ldflags: version stamping as in hack/lib/version.sh. The build date is the
+# release's publication time from the module proxy, so builds are reproducible.
+k8s_version_ldflags() {
+  local info date minor kv flags="-s -w"
+  info=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"Info": "\(.*\)",$/\1/p')
+  date=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info")
+  minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  for kv in "gitVersion=$K8S_VERSION" "gitMajor=1" "gitMinor=$minor" "gitTreeState=clean" \
+            "buildDate=${date:-1970-01-01T00:00:00Z}"; do
+    flags+=" -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
+  done
+  echo "$flags"
+}
+
 case $mode in
+  print-node)
+    node_complete || die "the node's binaries ($node_key) are not built yet (run lab/build.sh --node)"
+    echo "$node_dir"
+    exit 0
+    ;;
+  node)
+    if node_complete; then log "cached: $node_dir"; else build_node; fi
+    echo "$node_dir"
+    exit 0
+    ;;
   print)
     complete || die "binaries for $key are not built yet (run lab/build.sh)"
     echo "$bin_dir"
@@ -270,7 +344,7 @@ gen_k8s() {
     echo "require k8s.io/kubernetes $K8S_VERSION"
     echo
     local c
-    for c in "${K8S_CMDS[@]}"; do echo "tool k8s.io/kubernetes/cmd/$c"; done
+    for c in "${K8S_CMDS[@]}" kubelet kube-proxy; do echo "tool k8s.io/kubernetes/cmd/$c"; done
     echo
     echo "replace ("
     # Lines like: k8s.io/api => ./staging/src/k8s.io/api
@@ -338,16 +412,7 @@ trap 'rm -rf "$tmp_bin"' EXIT
 log "building $key ($(nproc) cores) into $bin_dir"
 start=$(date +%s)
 
-# Kubernetes: version stamping as in hack/lib/version.sh. The build date is the
-# release's publication time from the module proxy, so builds are reproducible.
-k8s_info=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"Info": "\(.*\)",$/\1/p')
-build_date=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$k8s_info")
-minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
-k8s_ldflags="-s -w"
-for kv in "gitVersion=$K8S_VERSION" "gitMajor=1" "gitMinor=$minor" "gitTreeState=clean" \
-          "buildDate=${build_date:-1970-01-01T00:00:00Z}"; do
-  k8s_ldflags+=" -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
-done
+k8s_ldflags=$(k8s_version_ldflags)
 
 t0=$(date +%s)
 pkgs=()

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# ripple's chart installed for real on the lab's real node (run by test-node.sh, on a
+# lab up with --node): `helm install` with the image of `make image` imported into the
+# node's containerd; the install hook's Job, the trace server, the webhook's replicas
+# and the guard all running on the node; the guard enabling the registration; the API
+# server calling the webhook through its Service; a scale of a Deployment on the real
+# node traced by `kubectl ripple` through the API server's service proxy, the
+# kubelet's status writes among its hops; the dashboard through the same proxy; an
+# upgrade with writes in flight, none of which fails open; and an uninstall that
+# removes the registration first and leaves no object of the release.
+set -euo pipefail
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+REPO=$(cd "$LAB_ROOT/.." && pwd)
+REL=ripple NSR=ripple-system
+eval "$("$LAB" env | grep -E '^(RIPPLE_LAB_NODE|RIPPLE_LAB_SERVER|RIPPLE_LAB_CA|RIPPLE_LAB_ADMIN)')"
+node=${RIPPLE_LAB_NODE:?the lab has no real node (lab/lab up --node)}
+HELM=$("$LAB_ROOT/build.sh" --print-helm) || fail "Helm is not built (lab/build.sh --helm)"
+archive=$("$REPO/scripts/build-image" --print) || fail "no ripple image (make image)"
+KR=""
+for d in "${RIPPLE_BIN:-}" "$REPO"/build/release/bin "$REPO"/build/dev/bin "$REPO"/build/asan/bin; do
+  [[ -n $d && -x $d/kubectl-ripple ]] && { KR=$d/kubectl-ripple; break; }
+done
+[[ -n $KR ]] || fail "no kubectl-ripple built (make build)"
+export KUBECONFIG=$KCFG
+kr() { "$KR" "$@"; }
+helm() { "$HELM" --kubeconfig "$KCFG" "$@"; }
+cpid_of() { grep -oE '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}' | head -n1; }
+raw() { curl -sf --max-time 10 --cacert "$RIPPLE_LAB_CA" --cert "$RIPPLE_LAB_ADMIN_CERT" --key "$RIPPLE_LAB_ADMIN_KEY" "$RIPPLE_LAB_SERVER$1"; }
+# webhook_calls: the API server's count of its calls to ripple's webhook that were
+# answered (200), and of those that were not or failed open (a timeout among them).
+webhook_calls() {
+  raw /metrics | awk '/^apiserver_admission_webhook_request_total\{.*name="ripple/ {
+      if ($0 ~ /code="200"/) ok += $NF; else bad += $NF }
+    /^apiserver_admission_webhook_fail_open_count\{.*name="ripple/ {bad += $NF}
+    END {print ok + 0, bad + 0}'
+}
+uninstalled=0
+cleanup() {
+  ((uninstalled)) || helm uninstall "$REL" -n "$NSR" --wait=false >/dev/null 2>&1 || true
+  k delete namespace "$NSR" --wait=false >/dev/null 2>&1 || true
+  cleanup_namespaces
+}
+trap cleanup EXIT
+
+check "the ripple image is in the node's containerd"
+"$LAB" node import "$archive" >/dev/null || fail "cannot import $archive"
+pass "$archive"
+
+check "helm install: the hook makes the Secrets, every ripple Pod runs on $node, the guard enables the registration"
+t0=$(date +%s.%N)
+helm install "$REL" "$REPO/deploy/helm/ripple" -n "$NSR" --create-namespace -f "$LAB_ROOT/node/ripple-values.yaml" >/dev/null ||
+  fail "helm install failed"
+for w in deployment/$REL-webhook deployment/$REL-guard statefulset/$REL-server; do
+  k -n "$NSR" rollout status "$w" --timeout="${WAIT_TIMEOUT}s" >/dev/null || {
+    k -n "$NSR" get pods -o wide >&2; fail "$w did not become ready"
+  }
+done
+mwc=$(k get mutatingwebhookconfigurations -l app.kubernetes.io/instance="$REL" -o name | head -n1)
+[[ -n $mwc ]] || fail "no registration of the release"
+enabled() {
+  local j
+  j=$(k get "$mwc" -o json)
+  [[ $(jq -r '.webhooks[0].clientConfig.caBundle // ""' <<<"$j") != "" ]] &&
+    [[ $(jq -r '[.webhooks[0].matchConditions[].name] | index("ripple-guard-off")' <<<"$j") == null ]]
+}
+wait_until "the guard enables $mwc" enabled
+echo "[test-node-chart] helm install to every Pod Ready and the registration enabled: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s"
+nodes=$(k -n "$NSR" get pods -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort -u)
+[[ $nodes == "$node" ]] || fail "ripple's Pods run on: $nodes"
+for s in "$REL-webhook-tls" "$REL-server-writer-token" "$REL-server-reader-token"; do
+  k -n "$NSR" get secret "$s" >/dev/null || fail "the hook made no Secret $s"
+done
+[[ $(k -n "$NSR" get pvc -o jsonpath='{.items[*].spec.storageClassName} {.items[*].status.phase}') == "ripple-lab-local Bound" ]] ||
+  fail "the server's claim is not bound to the lab's local volume"
+pass "$(k -n "$NSR" get pods --no-headers | wc -l) Pods on $node; $mwc enabled"
+
+ns=$(new_namespace t-node-chart)
+check "the API server calls the webhook through its Service: a Deployment on $node gets its context"
+k -n "$ns" apply -f - >/dev/null <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hello}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: hello}}
+  template:
+    metadata: {labels: {app: hello}}
+    spec:
+      nodeSelector: {type: real}
+      tolerations: [{key: ripple.lab/real-node, operator: Exists, effect: NoSchedule}]
+      containers:
+      - name: hello
+        image: localhost/ripple-lab-hello:1
+        imagePullPolicy: Never
+        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: hello}
+spec:
+  selector: {app: hello}
+  ports: [{port: 80, targetPort: 8080}]
+EOF
+has_context() { k -n "$ns" get deployment hello -o jsonpath='{.metadata.annotations}' | grep -q 'cpid.ripple.dev/deployment'; }
+wait_until "the Deployment carries a context" has_context
+k -n "$ns" rollout status deployment/hello --timeout="${WAIT_TIMEOUT}s" >/dev/null || fail "hello did not roll out"
+pass "$(k -n "$ns" get deployment hello -o jsonpath='{.metadata.annotations.cpid\.ripple\.dev/deployment}')"
+
+# trace_counts CPID: "component<TAB>write<TAB>count" of the trace, by kubectl ripple
+# through the API server's service proxy.
+trace_counts() {
+  kr trace "$1" -o json | jq -r '[.tree[] | recurse(.children[]?) | "\(.component)\t\(.write)"]
+    | group_by(.) | map("\(.[0])\t\(length)") | .[]'
+}
+# whole CPID N: the trace holds N Pod creates, N bindings, and N status writes by the
+# real node's kubelet, with the ReplicaSet update before them.
+whole() {
+  local c
+  c=$(trace_counts "$1") || return 1
+  echo "$c"
+  grep -qP "^deployment-controller\tupdate replicasets\t" <<<"$c" &&
+    grep -qP "^replicaset-controller\tcreate pods\t$2\$" <<<"$c" &&
+    grep -qP "^kube-scheduler\tcreate pods/binding\t$2\$" <<<"$c" &&
+    awk -F'\t' -v n="$2" '$1 ~ /kubelet|system:node/ && $2 == "update pods/status" && $3 >= n {ok = 1} END {exit !ok}' <<<"$c"
+}
+check "kubectl ripple scale on the real node, traced whole through the service proxy, the kubelet's status writes included"
+cpid=$(kr -n "$ns" scale deployment/hello --replicas=3 | cpid_of)
+[[ -n $cpid ]] || fail "kubectl ripple scale printed no CPID"
+k -n "$ns" rollout status deployment/hello --timeout="${WAIT_TIMEOUT}s" >/dev/null || fail "hello did not scale"
+wait_until "the trace of $cpid holds the whole cascade" whole "$cpid" 2
+pass "$cpid: $(trace_counts "$cpid" | tr '\t\n' ' ;')"
+
+check "the dashboard through the API server's service proxy"
+page=$(raw "/api/v1/namespaces/$NSR/services/https:$REL-server:https/proxy/") || fail "no dashboard through the proxy"
+grep -qi '<html' <<<"$page" || fail "the proxy's answer is not the dashboard: ${page:0:200}"
+pass "$(wc -c <<<"$page") bytes"
+
+check "helm upgrade with scales in flight: no admission call fails open, and a scale after it is traced whole"
+read -r ok0 bad0 < <(webhook_calls)
+(for i in 1 2 3 4 5 6 7 8; do k -n "$ns" scale deployment/hello --replicas=$((i % 2 + 2)) >/dev/null; sleep 1; done) &
+loop=$!
+helm upgrade "$REL" "$REPO/deploy/helm/ripple" -n "$NSR" -f "$LAB_ROOT/node/ripple-values.yaml" \
+  --set webhook.maxAncestors=11 >/dev/null || fail "helm upgrade failed"
+k -n "$NSR" rollout status deployment/$REL-webhook --timeout="${WAIT_TIMEOUT}s" >/dev/null || fail "the upgraded webhook is not ready"
+wait "$loop" || fail "a scale failed during the upgrade"
+wait_until "the guard enables $mwc again" enabled
+read -r ok1 bad1 < <(webhook_calls)
+((bad1 == bad0)) || fail "$((bad1 - bad0)) calls to the webhook failed or failed open during the upgrade"
+k -n "$ns" rollout status deployment/hello --timeout="${WAIT_TIMEOUT}s" >/dev/null
+cur=$(k -n "$ns" get deployment hello -o jsonpath='{.spec.replicas}')
+cpid=$(kr -n "$ns" scale deployment/hello --replicas=$((cur + 1)) | cpid_of)
+k -n "$ns" rollout status deployment/hello --timeout="${WAIT_TIMEOUT}s" >/dev/null || fail "hello did not scale"
+wait_until "the trace of $cpid after the upgrade holds the whole cascade" whole "$cpid" 1
+read -r ok2 bad2 < <(webhook_calls)
+((ok2 > ok0 && bad2 == bad0)) || fail "the API server's calls to the webhook: answered $ok0 -> $ok2, not $bad0 -> $bad2"
+pass "calls answered $ok0 -> $ok1 -> $ok2, none failed ($bad0); $cpid whole"
+
+check "helm uninstall: the registration goes, and no object of the release is left"
+helm uninstall "$REL" -n "$NSR" --wait >/dev/null || fail "helm uninstall failed"
+uninstalled=1
+[[ -z $(k get mutatingwebhookconfigurations -o name | grep "$REL" || true) ]] || fail "a registration is left"
+# release_left: every object labelled with the release (its Pods go once they stop).
+release_left() {
+  local left
+  left=$(k get all,configmaps,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,jobs -n "$NSR" \
+    -l app.kubernetes.io/instance="$REL" -o name)$(k get clusterroles,clusterrolebindings,mutatingwebhookconfigurations \
+    -l app.kubernetes.io/instance="$REL" -o name)
+  echo "$left"
+  [[ -z $left ]]
+}
+wait_until "no object of the release left" release_left
+pass "nothing of the release left (the claim and the hook's Secrets stay by design, docs/install.md)"
