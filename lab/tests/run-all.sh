@@ -2,8 +2,9 @@
 # shellcheck source-path=SCRIPTDIR
 # Run the lab's tests. Brings the lab up if it is not (building the binaries if needed),
 # runs every test, and brings the lab down again if this script started it.
-# Tests that restart the lab (test-lifecycle, test-options, test-apiservers) run only when
-# this script started the lab, or with --disruptive.
+# Tests that restart the lab (test-lifecycle, test-options, test-apiservers, test-node)
+# run only when this script started the lab, or with --disruptive. test-node (the real
+# node, and the chart installed on it) needs root.
 # Usage: lab/tests/run-all.sh [--disruptive] [TEST...]   (TEST: e.g. test-deployment)
 # Ends with the line "N passed, N failed"; exits non-zero if any test failed.
 set -euo pipefail
@@ -34,13 +35,13 @@ finish() {
 trap finish EXIT
 
 # Order: non-disruptive first; the disruptive ones leave the lab up with default options.
-all=(test-loopback test-deployment test-paper1 test-webhook test-lifecycle test-options test-apiservers)
+all=(test-loopback test-deployment test-paper1 test-webhook test-lifecycle test-options test-apiservers test-node)
 passed=0 failed=0 failures=()
 for t in "${all[@]}"; do
   if ((${#only[@]})); then
     case " ${only[*]} " in *" $t "*) ;; *) continue ;; esac
   fi
-  if [[ $t == test-lifecycle || $t == test-options || $t == test-apiservers ]] && ((!disruptive)); then
+  if [[ $t == test-lifecycle || $t == test-options || $t == test-apiservers || $t == test-node ]] && ((!disruptive)); then
     echo "== $t: skipped (restarts the lab; use --disruptive)"
     continue
   fi

@@ -14,7 +14,7 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 REPO=$(cd "$LAB_ROOT/.." && pwd)
 REL=ripple NSR=ripple-system
-eval "$("$LAB" env | grep -E '^(RIPPLE_LAB_NODE|RIPPLE_LAB_SERVER|RIPPLE_LAB_CA|RIPPLE_LAB_ADMIN)')"
+eval "$("$LAB" env | grep -E '^(RIPPLE_LAB_NODE|RIPPLE_LAB_SERVER|RIPPLE_LAB_CA|RIPPLE_LAB_ADMIN|RIPPLE_LAB_WEBHOOK_CLIENT)')"
 node=${RIPPLE_LAB_NODE:?the lab has no real node (lab/lab up --node)}
 HELM=$("$LAB_ROOT/build.sh" --print-helm) || fail "Helm is not built (lab/build.sh --helm)"
 archive=$("$REPO/scripts/build-image" --print) || fail "no ripple image (make image)"
@@ -27,7 +27,10 @@ export KUBECONFIG=$KCFG
 kr() { "$KR" "$@"; }
 helm() { "$HELM" --kubeconfig "$KCFG" "$@"; }
 cpid_of() { grep -oE '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}' | head -n1; }
-raw() { curl -sf --max-time 10 --cacert "$RIPPLE_LAB_CA" --cert "$RIPPLE_LAB_ADMIN_CERT" --key "$RIPPLE_LAB_ADMIN_KEY" "$RIPPLE_LAB_SERVER$1"; }
+raw() {
+  local path=$1; shift
+  curl -sf --max-time 10 --cacert "$RIPPLE_LAB_CA" --cert "$RIPPLE_LAB_ADMIN_CERT" --key "$RIPPLE_LAB_ADMIN_KEY" "$@" "$RIPPLE_LAB_SERVER$path"
+}
 # webhook_calls: the API server's count of its calls to ripple's webhook that were
 # answered (200), and of those that were not or failed open (a timeout among them).
 webhook_calls() {
@@ -48,10 +51,19 @@ check "the ripple image is in the node's containerd"
 "$LAB" node import "$archive" >/dev/null || fail "cannot import $archive"
 pass "$archive"
 
+# As on a self-managed control plane (docs/security.md): the webhook takes only the API
+# servers' client certificate (the lab's, of a CA of its own), and the guard probes
+# with one of that CA.
+k create namespace "$NSR" >/dev/null
+k -n "$NSR" create secret tls "$REL-guard-client" --cert="$RIPPLE_LAB_WEBHOOK_CLIENT_CERT" \
+  --key="$RIPPLE_LAB_WEBHOOK_CLIENT_KEY" >/dev/null
+values=(-f "$LAB_ROOT/node/ripple-values.yaml" --set webhook.clientAuth.enabled=true
+  --set-file webhook.clientAuth.caBundle="$RIPPLE_LAB_WEBHOOK_CLIENT_CA"
+  --set webhook.clientAuth.guardCertSecret="$REL-guard-client")
+
 check "helm install: the hook makes the Secrets, every ripple Pod runs on $node, the guard enables the registration"
 t0=$(date +%s.%N)
-helm install "$REL" "$REPO/deploy/helm/ripple" -n "$NSR" --create-namespace -f "$LAB_ROOT/node/ripple-values.yaml" >/dev/null ||
-  fail "helm install failed"
+helm install "$REL" "$REPO/deploy/helm/ripple" -n "$NSR" "${values[@]}" >/dev/null || fail "helm install failed"
 for w in deployment/$REL-webhook deployment/$REL-guard statefulset/$REL-server; do
   k -n "$NSR" rollout status "$w" --timeout="${WAIT_TIMEOUT}s" >/dev/null || {
     k -n "$NSR" get pods -o wide >&2; fail "$w did not become ready"
@@ -77,7 +89,7 @@ done
 pass "$(k -n "$NSR" get pods --no-headers | wc -l) Pods on $node; $mwc enabled"
 
 ns=$(new_namespace t-node-chart)
-check "the API server calls the webhook through its Service: a Deployment on $node gets its context"
+check "the API server calls the webhook through its Service, with its client certificate: a Deployment on $node gets its context"
 k -n "$ns" apply -f - >/dev/null <<EOF
 apiVersion: apps/v1
 kind: Deployment
@@ -106,7 +118,10 @@ EOF
 has_context() { k -n "$ns" get deployment hello -o jsonpath='{.metadata.annotations}' | grep -q 'cpid.ripple.dev/deployment'; }
 wait_until "the Deployment carries a context" has_context
 k -n "$ns" rollout status deployment/hello --timeout="${WAIT_TIMEOUT}s" >/dev/null || fail "hello did not roll out"
-pass "$(k -n "$ns" get deployment hello -o jsonpath='{.metadata.annotations.cpid\.ripple\.dev/deployment}')"
+wip=$(k -n "$NSR" get service "$REL-webhook" -o jsonpath='{.spec.clusterIP}')
+code=$(curl -sk -o /dev/null -w '%{http_code}' --max-time 5 -X POST -H 'Content-Type: application/json' -d '{}' "https://$wip/mutate")
+[[ $code == 401 ]] || fail "a review without the API server's certificate got $code at https://$wip/mutate, not 401"
+pass "$(k -n "$ns" get deployment hello -o jsonpath='{.metadata.annotations.cpid\.ripple\.dev/deployment}'); without a certificate: $code"
 
 # trace_counts CPID: "component<TAB>write<TAB>count" of the trace, by kubectl ripple
 # through the API server's service proxy.
@@ -132,17 +147,42 @@ k -n "$ns" rollout status deployment/hello --timeout="${WAIT_TIMEOUT}s" >/dev/nu
 wait_until "the trace of $cpid holds the whole cascade" whole "$cpid" 2
 pass "$cpid: $(trace_counts "$cpid" | tr '\t\n' ' ;')"
 
-check "the dashboard through the API server's service proxy"
-page=$(raw "/api/v1/namespaces/$NSR/services/https:$REL-server:https/proxy/") || fail "no dashboard through the proxy"
+proxy=/api/v1/namespaces/$NSR/services/https:$REL-server:https/proxy
+check "the dashboard through the API server's service proxy, and its trace of the scale with the kubelet's writes"
+page=$(raw "$proxy/") || fail "no dashboard through the proxy"
 grep -qi '<html' <<<"$page" || fail "the proxy's answer is not the dashboard: ${page:0:200}"
-pass "$(wc -c <<<"$page") bytes"
+token=$(k -n "$NSR" get secret "$REL-server-reader-token" -o jsonpath='{.data.token}' | base64 -d)
+trace=$(raw "$proxy/v1/cpids/$cpid/trace" -H "X-Ripple-Token: $token") || fail "no trace through the proxy"
+kubelet_spans=$(jq '[.spans[] | select(.service == "kubelet")] | length' <<<"$trace")
+((kubelet_spans > 0)) || fail "the dashboard's trace of $cpid has no write by the kubelet: ${trace:0:300}"
+pass "$(wc -c <<<"$page") bytes; the trace holds $kubelet_spans kubelet writes"
+
+check "the webhook's hop metrics have the real kubelet's status writes (ripple_hop_seconds, every replica)"
+hops=""
+for p in $(k -n "$NSR" get pods -l app.kubernetes.io/component=webhook -o name); do
+  hops+=$(raw "/api/v1/namespaces/$NSR/pods/${p#pod/}:9090/proxy/metrics" | grep '^ripple_hop_seconds_count{component="kubelet",write="update pods/status"}' || true)
+done
+[[ -n $hops ]] || fail "no replica of the webhook has a kubelet pods/status hop"
+pass "$(tr '\n' ';' <<<"$hops")"
+
+check "ripple analyze has the kubelet's hops (scheduled -> running -> ready) of scales on the real node"
+run=$(mktemp -d /tmp/ripple-node-run.XXXXXX)
+"${KR%/*}/ripple-run" "$REPO/scenarios/node-scale.yaml" --set type=real --repetitions 2 --out "$run/run" >"$run/log" 2>&1 ||
+  { cat "$run/log" >&2; fail "ripple run scenarios/node-scale.yaml failed"; }
+"${KR%/*}/ripple-analyze" "$run/run" --json "$run/hops.json" >/dev/null || fail "ripple analyze failed"
+for h in 'pod-scheduled->running' 'pod-running->ready' 'pod-ready->endpointslice'; do
+  n=$(jq -r --arg h "$h" '.hops[$h].count // 0' "$run/hops.json")
+  ((n >= 2)) || fail "ripple analyze: $h measured $n times, not at least 2 (a scale each)"
+done
+pass "$(jq -c '.hops | with_entries(select(.key | startswith("pod-"))) | map_values(.p50_ms)' "$run/hops.json")"
+rm -rf "$run"
 
 check "helm upgrade with scales in flight: no admission call fails open, and a scale after it is traced whole"
 read -r ok0 bad0 < <(webhook_calls)
 (for i in 1 2 3 4 5 6 7 8; do k -n "$ns" scale deployment/hello --replicas=$((i % 2 + 2)) >/dev/null; sleep 1; done) &
 loop=$!
-helm upgrade "$REL" "$REPO/deploy/helm/ripple" -n "$NSR" -f "$LAB_ROOT/node/ripple-values.yaml" \
-  --set webhook.maxAncestors=11 >/dev/null || fail "helm upgrade failed"
+helm upgrade "$REL" "$REPO/deploy/helm/ripple" -n "$NSR" "${values[@]}" --set webhook.maxAncestors=11 >/dev/null ||
+  fail "helm upgrade failed"
 k -n "$NSR" rollout status deployment/$REL-webhook --timeout="${WAIT_TIMEOUT}s" >/dev/null || fail "the upgraded webhook is not ready"
 wait "$loop" || fail "a scale failed during the upgrade"
 wait_until "the guard enables $mwc again" enabled
