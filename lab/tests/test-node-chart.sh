@@ -59,12 +59,12 @@ k -n "$NSR" create secret tls "$REL-guard-client" --cert="$RIPPLE_LAB_WEBHOOK_CL
   --key="$RIPPLE_LAB_WEBHOOK_CLIENT_KEY" >/dev/null
 values=(-f "$LAB_ROOT/node/ripple-values.yaml" --set webhook.clientAuth.enabled=true
   --set-file webhook.clientAuth.caBundle="$RIPPLE_LAB_WEBHOOK_CLIENT_CA"
-  --set webhook.clientAuth.guardCertSecret="$REL-guard-client")
+  --set webhook.clientAuth.guardCertSecret="$REL-guard-client" --set watch.enabled=true)
 
 check "helm install: the hook makes the Secrets, every ripple Pod runs on $node, the guard enables the registration"
 t0=$(date +%s.%N)
 helm install "$REL" "$REPO/deploy/helm/ripple" -n "$NSR" "${values[@]}" >/dev/null || fail "helm install failed"
-for w in deployment/$REL-webhook deployment/$REL-guard statefulset/$REL-server; do
+for w in deployment/$REL-webhook deployment/$REL-guard deployment/$REL-watch statefulset/$REL-server; do
   k -n "$NSR" rollout status "$w" --timeout="${WAIT_TIMEOUT}s" >/dev/null || {
     k -n "$NSR" get pods -o wide >&2; fail "$w did not become ready"
   }
@@ -156,6 +156,11 @@ trace=$(raw "$proxy/v1/cpids/$cpid/trace" -H "X-Ripple-Token: $token") || fail "
 kubelet_spans=$(jq '[.spans[] | select(.service == "kubelet")] | length' <<<"$trace")
 ((kubelet_spans > 0)) || fail "the dashboard's trace of $cpid has no write by the kubelet: ${trace:0:300}"
 pass "$(wc -c <<<"$page") bytes; the trace holds $kubelet_spans kubelet writes"
+
+check "the watch agent, running on $node, sent the scale's details: the ReplicaSet's /spec/replicas change"
+has_details() { raw "$proxy/v1/cpids/$cpid/details" -H "X-Ripple-Token: $token" | grep '"/spec/replicas"' | grep -q '"ReplicaSet"'; }
+wait_until "the details of $cpid name the ReplicaSet's /spec/replicas" has_details
+pass "details of $cpid"
 
 check "the webhook's hop metrics have the real kubelet's status writes (ripple_hop_seconds, every replica)"
 hops=""
