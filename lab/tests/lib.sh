@@ -91,3 +91,36 @@ spec:
         - containerPort: 8080
 EOF
 }
+
+# real_node_app REPLICAS: a Deployment "hello" of the lab's own image on the real node
+# (lab/lab up --node), with the kubelet's readiness probe, and its Service "hello".
+real_node_app() {
+  cat <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hello}
+spec:
+  replicas: $1
+  selector: {matchLabels: {app: hello}}
+  template:
+    metadata: {labels: {app: hello}}
+    spec:
+      nodeSelector: {type: real}
+      tolerations: [{key: ripple.lab/real-node, operator: Exists, effect: NoSchedule}]
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: hello
+        image: localhost/ripple-lab-hello:1
+        imagePullPolicy: Never
+        ports: [{containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
+        securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: hello}
+spec:
+  selector: {app: hello}
+  ports: [{port: 80, targetPort: 8080}]
+EOF
+}

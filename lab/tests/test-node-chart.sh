@@ -90,31 +90,7 @@ pass "$(k -n "$NSR" get pods --no-headers | wc -l) Pods on $node; $mwc enabled"
 
 ns=$(new_namespace t-node-chart)
 check "the API server calls the webhook through its Service, with its client certificate: a Deployment on $node gets its context"
-k -n "$ns" apply -f - >/dev/null <<EOF
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: hello}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: hello}}
-  template:
-    metadata: {labels: {app: hello}}
-    spec:
-      nodeSelector: {type: real}
-      tolerations: [{key: ripple.lab/real-node, operator: Exists, effect: NoSchedule}]
-      containers:
-      - name: hello
-        image: localhost/ripple-lab-hello:1
-        imagePullPolicy: Never
-        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
----
-apiVersion: v1
-kind: Service
-metadata: {name: hello}
-spec:
-  selector: {app: hello}
-  ports: [{port: 80, targetPort: 8080}]
-EOF
+real_node_app 1 | k -n "$ns" apply -f - >/dev/null
 has_context() { k -n "$ns" get deployment hello -o jsonpath='{.metadata.annotations}' | grep -q 'cpid.ripple.dev/deployment'; }
 wait_until "the Deployment carries a context" has_context
 k -n "$ns" rollout status deployment/hello --timeout="${WAIT_TIMEOUT}s" >/dev/null || fail "hello did not roll out"

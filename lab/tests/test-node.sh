@@ -70,34 +70,7 @@ pass "$(nsenter --net="$netns" ip route show | tr '\n' ';')"
 
 ns=$(new_namespace t-node)
 check "a Deployment of the lab's hello image on the real node: every Pod Running and Ready by the kubelet's probe"
-k -n "$ns" apply -f - >/dev/null <<EOF
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: hello}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: hello}}
-  template:
-    metadata: {labels: {app: hello}}
-    spec:
-      nodeSelector: {type: real}
-      tolerations: [{key: ripple.lab/real-node, operator: Exists, effect: NoSchedule}]
-      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
-      containers:
-      - name: hello
-        image: localhost/ripple-lab-hello:1
-        imagePullPolicy: Never
-        ports: [{containerPort: 8080}]
-        readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
-        securityContext: {allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: {drop: [ALL]}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: hello}
-spec:
-  selector: {app: hello}
-  ports: [{port: 80, targetPort: 8080}]
-EOF
+real_node_app 2 | k -n "$ns" apply -f - >/dev/null
 real_ready() {
   local n
   n=$(k -n "$ns" get pods -l app=hello -o jsonpath='{range .items[*]}{.status.phase}{" "}{.status.conditions[?(@.type=="Ready")].status}{" "}{.spec.nodeName}{"\n"}{end}' |
