@@ -137,6 +137,17 @@ if [[ $doc == *$'\n  namespace: monitoring\n'* ]]; then
   ok "grafana.dashboard.namespace places the ConfigMap"
 else fail "grafana.dashboard.namespace=monitoring: $doc"; fi
 
+# docs/certs.md names exactly the Secrets the chart's hook makes (release ripple): in
+# the hook's command it shows and in its Role's resourceNames.
+hook=$("$helm" template ripple "$chart" -n ripple-system |
+  sed -n 's/^ *- --\(tls\|token\)-secret=\(.*\)$/\2/p' | sort -u | tr '\n' ' ')
+cmd=$(sed -n '/^ripple certs --namespace/,/^```/p' "$src/docs/certs.md" |
+  grep -oE -- '--(tls|token)-secret [a-z0-9-]+' | awk '{ print $2 }' | sort -u | tr '\n' ' ')
+role=$(sed -n '/resourceNames: \[/,/\]/p' "$src/docs/certs.md" | tr -d '[],' |
+  sed 's/resourceNames://' | tr -s ' \n' '\n' | grep . | sort -u | tr '\n' ' ')
+if [[ $cmd == "$hook" && $role == "$hook" ]]; then ok "docs/certs.md names the hook's Secrets: $hook"
+else fail "docs/certs.md: command [$cmd], Role [$role]; the chart's hook makes [$hook]"; fi
+
 # The install hook's Job is placed like every other part (certs.nodeSelector,
 # .tolerations, .affinity): on a cluster where only some nodes can run ripple (the
 # lab's real node beside KWOK's), a hook Job scheduled elsewhere never completes and
