@@ -19,7 +19,7 @@
  * RBAC (docs/certs.md): in its namespace, verbs get, create and update on
  * secrets. create cannot be limited by resourceNames (the name is not known
  * to the authorizer before the object exists); get and update can be, to the
- * names given:
+ * names given (the chart's, release ripple):
  *
  *   rules:
  *   - apiGroups: [""]
@@ -27,7 +27,8 @@
  *     verbs: [create]
  *   - apiGroups: [""]
  *     resources: [secrets]
- *     resourceNames: [ripple-webhook-tls, ripple-writer-token, ripple-reader-token]
+ *     resourceNames: [ripple-webhook-tls, ripple-server-tls, ripple-server-writer-token,
+ *                     ripple-server-reader-token, ripple-context-key]
  *     verbs: [get, update]
  */
 #include <curl/curl.h>

@@ -9,6 +9,8 @@
 #     API server in a server-side dry run (CEL match conditions compiled, RBAC,
 #     probes, the Job, all of it); cert-manager's and the Prometheus Operator's kinds
 #     are left out there, since the lab serves no such CRDs, and only rendered;
+#  1b. the Grafana dashboard's ConfigMap (grafana.dashboard.*): none by default, the
+#     dashboard's JSON as it is, with the sidecar's label;
 #  3. the committed manifests (deploy/manifests/ripple.yaml) are what the chart
 #     renders today;
 #  3b. least privilege, by the lab's authorizer: the rendered RBAC objects applied
@@ -60,7 +62,8 @@ for v in "${values_sets[@]}"; do
 done
 for bad in webhook.replica=3 server.otlpEndpoint=ftp://x guard.port=70000 logLevel=loud \
   webhook.maxAncestors=64 webhook.readRules=x 'webhook.ownerKinds[0].kind=widget' \
-  certs.renewBeforeDays=0 webhook.clientAuth.caBundle=not-pem; do
+  certs.renewBeforeDays=0 webhook.clientAuth.caBundle=not-pem grafana.dashboard.enable=true \
+  grafana.dashboard.namespace=Monitoring; do
   if "$helm" lint --strict "$chart" --set "$bad" >/dev/null 2>&1; then
     fail "helm lint accepted --set $bad"
   else ok "lint refuses --set $bad"; fi
@@ -108,6 +111,42 @@ vols=$(grep -cE '^ +(secret|projected):$' "$work/all.yaml" || true)
 modes=$(grep -cE '^ +defaultMode: 288 # 0440' "$work/all.yaml" || true)
 if [[ $vols -gt 0 && $vols == "$modes" ]]; then ok "$vols Secret volumes, all 0440"
 else fail "$vols Secret volumes, $modes of them with defaultMode 0440"; fi
+
+# The Grafana dashboard (grafana.dashboard.enabled; its queries are checked against the
+# programs' metrics by test_dashboard.sh): none by default; enabled, one ConfigMap with
+# the sidecar's label and the folder annotation, holding dashboards/ripple.json as it is,
+# in grafana.dashboard.namespace when given.
+dashdoc() { # the rendered dashboard ConfigMap, with these --set/--values
+  "$helm" template "$rel" "$chart" --namespace "$ns" "$@" | { echo; echo "---"; cat; } |
+    awk 'BEGIN { RS = "\n---\n" } /\nkind: ConfigMap\n/ && /component: dashboard\n/'
+}
+if [[ -z $(dashdoc) ]]; then ok "no dashboard ConfigMap by default"
+else fail "a dashboard ConfigMap by default"; fi
+doc=$(dashdoc --values "$chart/ci/grafana-values.yaml")
+json=$(awk '/^  ripple.json: \|-$/ { on = 1; next } on && /^    / { print substr($0, 5); next }
+            on && /^$/ { print; next } on { exit }' <<<"$doc")
+if [[ -n $json && $(jq -S . <<<"$json") == "$(jq -S . "$chart/dashboards/ripple.json")" ]]; then
+  ok "the dashboard ConfigMap holds dashboards/ripple.json"
+else fail "the dashboard ConfigMap's ripple.json differs from dashboards/ripple.json: $doc"; fi
+if [[ $doc == *$'\n    grafana_dashboard: "1"\n'* && $doc == *$'\n    grafana_folder: ripple\n'* &&
+  $doc == *$'\n  namespace: '"$ns"$'\n'* ]]; then
+  ok "the dashboard ConfigMap has the sidecar's label and the folder annotation"
+else fail "the dashboard ConfigMap lacks its label, annotation or namespace: $doc"; fi
+doc=$(dashdoc --set grafana.dashboard.enabled=true --set grafana.dashboard.namespace=monitoring)
+if [[ $doc == *$'\n  namespace: monitoring\n'* ]]; then
+  ok "grafana.dashboard.namespace places the ConfigMap"
+else fail "grafana.dashboard.namespace=monitoring: $doc"; fi
+
+# docs/certs.md names exactly the Secrets the chart's hook makes (release ripple): in
+# the hook's command it shows and in its Role's resourceNames.
+hook=$("$helm" template ripple "$chart" -n ripple-system |
+  sed -n 's/^ *- --\(tls\|token\)-secret=\(.*\)$/\2/p' | sort -u | tr '\n' ' ')
+cmd=$(sed -n '/^ripple certs --namespace/,/^```/p' "$src/docs/certs.md" |
+  grep -oE -- '--(tls|token)-secret [a-z0-9-]+' | awk '{ print $2 }' | sort -u | tr '\n' ' ')
+role=$(sed -n '/resourceNames: \[/,/\]/p' "$src/docs/certs.md" | tr -d '[],' |
+  sed 's/resourceNames://' | tr -s ' \n' '\n' | grep . | sort -u | tr '\n' ' ')
+if [[ $cmd == "$hook" && $role == "$hook" ]]; then ok "docs/certs.md names the hook's Secrets: $hook"
+else fail "docs/certs.md: command [$cmd], Role [$role]; the chart's hook makes [$hook]"; fi
 
 # The install hook's Job is placed like every other part (certs.nodeSelector,
 # .tolerations, .affinity): on a cluster where only some nodes can run ripple (the
