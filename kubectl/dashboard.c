@@ -32,8 +32,6 @@
 #include "kr.h"
 #include "ripplex/httpd.h"
 
-extern char **environ;
-
 typedef struct relay {
   kr_ts_t *ts;
   char secret[KR_RELAY_SECRET_LEN + 1];

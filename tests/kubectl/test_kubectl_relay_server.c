@@ -145,8 +145,19 @@ static void relay_start(rig_t *r) {
   char line[512];
   /* The first line is the dashboard's URL, the second the trace's. */
   if (!fgets(line, sizeof line, f)) fail_msg("the relay printed nothing (see %s)", log);
-  if (sscanf(line, "dashboard: http://127.0.0.1:%u/%63[A-Za-z0-9_-]/", &r->port, r->secret) != 2)
+  static const char lead[] = "dashboard: http://127.0.0.1:";
+  char *end = NULL;
+  unsigned long port =
+      strncmp(line, lead, sizeof lead - 1) ? 0 : strtoul(line + sizeof lead - 1, &end, 10);
+  size_t n = end && *end == '/' ? strcspn(end + 1, "/") : 0;
+  if (!end || !port || port > 65535 || !n || n >= sizeof r->secret ||
+      strcmp(end + 1 + n, "/\n") != 0) {
     fail_msg("the first line is not the URL: %s", line);
+    return;
+  }
+  r->port = (unsigned)port;
+  memcpy(r->secret, end + 1, n);
+  r->secret[n] = '\0';
   assert_int_equal(strlen(r->secret), 43);
   line[strcspn(line, "\n")] = '\0';
   snprintf(r->url, sizeof r->url, "%s", line + strlen("dashboard: "));
@@ -196,13 +207,18 @@ static void raw(const rig_t *r, const char *method, const char *target, const ch
   ssize_t got;
   while ((got = read(s, buf + len, cap - len - 1)) > 0) {
     len += (size_t)got;
-    if (len + 1 == cap) buf = realloc(buf, cap *= 2);
+    if (len + 1 == cap) {
+      char *grown = realloc(buf, cap *= 2);
+      if (!grown) free(buf);
+      buf = grown;
+    }
     assert_non_null(buf);
   }
   close(s);
   buf[len] = '\0';
   memset(out, 0, sizeof *out);
-  if (sscanf(buf, "HTTP/1.%*d %d", &out->status) != 1) fail_msg("no answer to %s", target);
+  if (strncmp(buf, "HTTP/1.", 7) != 0 || len < 12) fail_msg("no answer to %s", target);
+  out->status = (int)strtol(buf + 9, NULL, 10);
   char *end = strstr(buf, "\r\n\r\n");
   assert_non_null(end);
   *end = '\0';
@@ -308,8 +324,9 @@ static void test_refuses(void **state) {
   char host[64], t[256];
   snprintf(host, sizeof host, "127.0.0.1:%u", r->port);
   raw_t a;
-  static const char *const bad_paths[] = {"/", "/index.html", "/v1/cpids/" CPID "/spans",
-                                          "/assets/app-T.js", "/metrics"};
+  static const char spans[] = "/v1/cpids/" CPID "/spans";
+  static const char *const bad_paths[] = {"/", "/index.html", spans, "/assets/app-T.js",
+                                          "/metrics"};
   for (size_t i = 0; i < sizeof bad_paths / sizeof bad_paths[0]; i++) {
     raw(r, "GET", bad_paths[i], host, NULL, &a);
     if (a.status != 404) fail_msg("%s without the prefix: %d", bad_paths[i], a.status);
