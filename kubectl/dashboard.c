@@ -240,6 +240,7 @@ static void probe(kr_ts_t *ts) {
   if (status != 200) {
     fprintf(stderr, "warning: the trace server %s answered HTTP %ld to GET /: ", kr_ts_where(ts),
             status);
+    while (len && (body[len - 1] == '\n' || body[len - 1] == '\r')) body[--len] = '\0';
     kr_put_clean(stderr, body, 200);
     fputc('\n', stderr);
   }

@@ -8,6 +8,8 @@
  * done, 1 the cluster or the trace server said no (the message says why), 2
  * a usage error.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +140,20 @@ static int with_cluster(const kr_args_t *a, const kr_where_t *w) {
   return status;
 }
 
+/* Standard descriptors that were closed are /dev/null: otherwise the next
+ * file or socket opened would be, say, descriptor 1, and what is printed
+ * (dashboard's URL with its secret) would go into it. */
+static void std_fds_open(void) {
+  for (int fd = 0; fd < 3; fd++)
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      /* the lowest free descriptor, fd itself: those below are open */
+      int n = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+      if (n >= 0 && n != fd) close(n);
+    }
+}
+
 int main(int argc, char **argv) {
+  std_fds_open();
   ripple_log_setup("kubectl-ripple", RIPPLE_LOG_WARN, NULL, NULL);
   kr_args_t a;
   kr_where_t w;
