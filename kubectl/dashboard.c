@@ -11,7 +11,8 @@
  * requests to 127.0.0.1 (CSRF) or to a name of its own that resolves there
  * (DNS rebinding). So every request must carry the secret path prefix,
  * printed once on stdout and nowhere else; name the relay in its Host; not
- * come from another page (Sec-Fetch-Site); be a GET or HEAD without a body,
+ * be another page's fetch (Sec-Fetch-*: a navigation may come from anywhere,
+ * the page the browser is opened on is a file); be a GET or HEAD without a body,
  * from a loopback address, of a path the dashboard asks for (relay.c). The
  * browser's own headers are never passed on: the token is the relay's only.
  * Answers carry the trace server's own security headers (its CSP, no
@@ -105,7 +106,9 @@ static unsigned admit(const relay_t *r, struct MHD_Connection *c, const char *ur
   if (!peer_loopback(c)) return no(why, "not from this machine\n", 403);
   if (!kr_relay_host_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"), r->port))
     return no(why, "this relay answers http://127.0.0.1:PORT/ only\n", 421);
-  if (!kr_relay_fetch_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site")))
+  if (!kr_relay_fetch_ok(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site"),
+                         MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Mode"),
+                         MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Dest")))
     return no(why, "not from another site's page\n", 403);
   kr_relay_map_t m = kr_relay_map(r->secret, url, path, cap);
   if (m == KR_RELAY_NOT_FOUND) return no(why, "not found\n", 404);

@@ -325,8 +325,10 @@ int kr_relay_secret(char out[KR_RELAY_SECRET_LEN + 1]);
  * (the port left out only for 80). Anything else is a page of another name
  * (DNS rebinding) or not a browser that opened the printed URL: 0. */
 int kr_relay_host_ok(const char *host, unsigned port);
-/* A Sec-Fetch-Site a request may carry: absent, "none" or "same-origin". */
-int kr_relay_fetch_ok(const char *sec_fetch_site);
+/* The Sec-Fetch-Site, -Mode and -Dest headers a request may carry (each
+ * NULL when absent): a site absent, "none" or "same-origin"; or a top-level
+ * navigation (mode "navigate", dest "document") from anywhere. */
+int kr_relay_fetch_ok(const char *site, const char *mode, const char *dest);
 
 typedef enum kr_relay_map {
   KR_RELAY_NOT_FOUND = 0,

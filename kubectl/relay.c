@@ -142,12 +142,16 @@ const char *kr_relay_type(const char *path, long status) {
   return "application/octet-stream";
 }
 
-int kr_relay_fetch_ok(const char *sec_fetch_site) {
+int kr_relay_fetch_ok(const char *site, const char *mode, const char *dest) {
   /* A page of another origin (another port of 127.0.0.1 is "same-site") may
-   * not make the browser ask; typed or opened URLs are "none". Browsers that
-   * do not send the header are left to the secret prefix and the Host. */
-  return !sec_fetch_site || !strcasecmp(sec_fetch_site, "same-origin") ||
-         !strcasecmp(sec_fetch_site, "none");
+   * not make the browser fetch from the relay; typed or opened URLs are
+   * "none". A top-level navigation may come from anywhere (the page the
+   * relay opens the browser on is a file: "cross-site"): it shows the page
+   * to the user, not to the page that navigated, and needs the secret like
+   * any request. Browsers that send none of these are left to the secret
+   * and the Host. */
+  if (!site || !strcasecmp(site, "same-origin") || !strcasecmp(site, "none")) return 1;
+  return mode && dest && !strcasecmp(mode, "navigate") && !strcasecmp(dest, "document");
 }
 
 #ifdef RIPPLE_KR_NO_DASHBOARD

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (strlen(out) >= sizeof out || strpbrk(out + base, " #\r\n/")) abort();
   }
   (void)kr_relay_host_ok(line[1], 8123);
-  (void)kr_relay_fetch_ok(line[2]);
+  (void)kr_relay_fetch_ok(line[2], line[2], line[1]);
   free(in);
   return 0;
 }

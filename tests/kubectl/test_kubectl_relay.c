@@ -58,12 +58,18 @@ static void test_host(void **state) {
 
 static void test_fetch_site(void **state) {
   (void)state;
-  assert_true(kr_relay_fetch_ok(NULL));
-  assert_true(kr_relay_fetch_ok("same-origin"));
-  assert_true(kr_relay_fetch_ok("none"));
-  assert_false(kr_relay_fetch_ok("same-site")); /* another port of 127.0.0.1 */
-  assert_false(kr_relay_fetch_ok("cross-site"));
-  assert_false(kr_relay_fetch_ok(""));
+  assert_true(kr_relay_fetch_ok(NULL, NULL, NULL));
+  assert_true(kr_relay_fetch_ok("same-origin", "cors", "empty"));
+  assert_true(kr_relay_fetch_ok("none", "navigate", "document"));
+  /* Another port of 127.0.0.1, another site: their fetches, scripts, frames. */
+  assert_false(kr_relay_fetch_ok("same-site", "cors", "empty"));
+  assert_false(kr_relay_fetch_ok("cross-site", "no-cors", "script"));
+  assert_false(kr_relay_fetch_ok("cross-site", "navigate", "iframe"));
+  assert_false(kr_relay_fetch_ok("cross-site", NULL, NULL));
+  assert_false(kr_relay_fetch_ok("", NULL, NULL));
+  /* A top-level navigation from anywhere (the page the relay opens is a file). */
+  assert_true(kr_relay_fetch_ok("cross-site", "navigate", "document"));
+  assert_true(kr_relay_fetch_ok("same-site", "navigate", "document"));
 }
 
 static void test_map(void **state) {
