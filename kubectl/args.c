@@ -26,6 +26,7 @@ typedef enum vflag {
   F_SERVER,
   F_SERVER_SERVICE,
   F_OUTPUT,
+  F_PORT,
 } vflag_t;
 
 /* Flags that take a value. */
@@ -34,20 +35,28 @@ static const struct {
   char shrt;
   vflag_t f;
 } vflags[] = {
-    {"kubeconfig", 0, F_KUBECONFIG}, {"context", 0, F_CONTEXT},
-    {"namespace", 'n', F_NAMESPACE}, {"filename", 'f', F_FILE},
-    {"patch", 'p', F_PATCH},         {"type", 0, F_TYPE},
-    {"replicas", 0, F_REPLICAS},     {"server", 0, F_SERVER},
-    {"output", 'o', F_OUTPUT},       {"server-service", 0, F_SERVER_SERVICE},
+    {"kubeconfig", 0, F_KUBECONFIG},
+    {"context", 0, F_CONTEXT},
+    {"namespace", 'n', F_NAMESPACE},
+    {"filename", 'f', F_FILE},
+    {"patch", 'p', F_PATCH},
+    {"type", 0, F_TYPE},
+    {"replicas", 0, F_REPLICAS},
+    {"server", 0, F_SERVER},
+    {"output", 'o', F_OUTPUT},
+    {"server-service", 0, F_SERVER_SERVICE},
+    {"port", 0, F_PORT},
 };
 
 static const struct {
   const char *name;
   kr_cmd_t cmd;
 } cmds[] = {
-    {"apply", KR_CMD_APPLY},   {"scale", KR_CMD_SCALE}, {"patch", KR_CMD_PATCH},
-    {"delete", KR_CMD_DELETE}, {"trace", KR_CMD_TRACE}, {"last", KR_CMD_LAST},
-    {"why", KR_CMD_WHY},       {"help", KR_CMD_HELP},   {"version", KR_CMD_VERSION},
+    {"apply", KR_CMD_APPLY},     {"scale", KR_CMD_SCALE},
+    {"patch", KR_CMD_PATCH},     {"delete", KR_CMD_DELETE},
+    {"trace", KR_CMD_TRACE},     {"last", KR_CMD_LAST},
+    {"why", KR_CMD_WHY},         {"help", KR_CMD_HELP},
+    {"version", KR_CMD_VERSION}, {"dashboard", KR_CMD_DASHBOARD},
 };
 
 static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -94,6 +103,15 @@ static int set_value(kr_args_t *a, vflag_t f, const char *v, char *err, size_t c
       a->replicas = n;
       break;
     }
+    case F_PORT: {
+      char *end;
+      errno = 0;
+      long n = strtol(v, &end, 10);
+      if (!*v || *end || errno || n < 0 || n > 65535)
+        return fail(err, cap, "--port must be a port number (0: any free one), not \"%s\"", v);
+      a->port = n;
+      break;
+    }
     case F_OUTPUT:
       if (strcmp(v, "json") != 0)
         return fail(err, cap, "-o must be json (or left out for the tree), not \"%s\"", v);
@@ -135,6 +153,8 @@ static int value_flag(int argc, char *const *argv, int *i, kr_args_t *a, char *e
 static int bool_flag(const char *arg, kr_args_t *a) {
   if (!strcmp(arg, "--force-conflicts")) {
     a->force_conflicts = 1;
+  } else if (!strcmp(arg, "--no-browser")) {
+    a->no_browser = 1;
   } else if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
     a->cmd = KR_CMD_HELP;
   } else {
@@ -152,8 +172,10 @@ static int positional(kr_args_t *a, const char *arg, size_t npos, char *err, siz
       }
     return fail(err, cap, "unknown command \"%s\" (try: kubectl ripple help)", arg);
   }
-  if (a->cmd == KR_CMD_TRACE) {
-    if (npos > 1) return fail(err, cap, "trace takes one CPID, \"%s\" is one too many", arg);
+  if (a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD) {
+    if (npos > 1)
+      return fail(err, cap, "%s takes one CPID, \"%s\" is one too many",
+                  a->cmd == KR_CMD_TRACE ? "trace" : "dashboard", arg);
     a->cpid = arg;
     return RIPPLE_OK;
   }
@@ -184,6 +206,8 @@ static int check(const kr_args_t *a, char *err, size_t cap) {
                      a->cmd == KR_CMD_LAST || a->cmd == KR_CMD_WHY;
   if (needs_object && (!a->resource[0] || !a->name[0]))
     return fail(err, cap, "name the object as KIND/NAME (deploy/web) or KIND NAME");
+  if (a->cmd != KR_CMD_DASHBOARD && (a->port >= 0 || a->no_browser))
+    return fail(err, cap, "--port and --no-browser are dashboard's flags");
   switch (a->cmd) {
     case KR_CMD_NONE: return fail(err, cap, "no command given (try: kubectl ripple help)");
     case KR_CMD_APPLY:
@@ -208,6 +232,7 @@ int kr_args_parse(int argc, char *const *argv, kr_args_t *out, char *err, size_t
   kr_args_t a;
   memset(&a, 0, sizeof a);
   a.replicas = -1;
+  a.port = -1;
   a.patch_type = RIPPLE_KUBE_PATCH_STRATEGIC;
   size_t npos = 0;
   int flags_done = 0;
@@ -247,6 +272,8 @@ void kr_usage(FILE *f) {
       "  kubectl ripple last KIND/NAME [-o json]\n"
       "  kubectl ripple why KIND/NAME [-o json]   the writes from the root change to\n"
       "      the object's latest write: who, what changed, how long each took\n"
+      "  kubectl ripple dashboard [CPID] [--port N] [--no-browser]   the dashboard in\n"
+      "      your browser, relayed from 127.0.0.1 (its URL first on stdout); Ctrl-C stops\n"
       "\n"
       "Every change prints \"cpid: <CPID>\"; trace it with kubectl ripple trace.\n"
       "Flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (as kubectl).\n"

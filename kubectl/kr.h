@@ -6,7 +6,8 @@
  * from them (tree.c) with what each write changed (details.c), the per-hop
  * summary (hops.c), stalled writes (stalls.c), the two ways of showing a
  * trace: text (render.c) and JSON (tjson.c), and the chain of writes behind
- * an object (why.c, whyout.c). main.c puts them together.
+ * an object (why.c, whyout.c), and the dashboard's local relay (relay.c,
+ * dashboard.c). main.c puts them together.
  *
  * Memory: the caller owns what it passes in. A kr_trace_t keeps references
  * to the JSON answers it was built from (its strings point into them) and is
@@ -45,6 +46,7 @@ typedef enum kr_cmd {
   KR_CMD_TRACE,
   KR_CMD_LAST,
   KR_CMD_WHY,
+  KR_CMD_DASHBOARD,
 } kr_cmd_t;
 
 typedef struct kr_args {
@@ -55,11 +57,13 @@ typedef struct kr_args {
   const char *patch;          /* patch -p */
   const char *server;         /* --server */
   const char *server_service; /* --server-service */
-  const char *cpid;           /* trace CPID */
+  const char *cpid;           /* trace CPID, dashboard [CPID] */
   ripple_kube_patch_t patch_type;
   long replicas; /* scale --replicas; -1 when not given */
   int json;      /* -o json */
   int force_conflicts;
+  long port;      /* dashboard --port; -1 when not given (any free port) */
+  int no_browser; /* dashboard --no-browser */
   /* KIND/NAME or KIND NAME, split. */
   char resource[128];
   char name[256];
@@ -163,10 +167,21 @@ const char *kr_ts_where(const kr_ts_t *ts);
 /* The trace's page in the dashboard: kr_dashboard_url of the server's URL,
  * or of the service proxy's on the API server. A new string (free it). */
 char *kr_ts_dashboard_url(const kr_ts_t *ts, const char *cpid);
-/* "dashboard: <url>" for the text views, and through the proxy a note: a
- * browser needs the user's cluster credentials there, or `kubectl proxy`
- * and the same page on it. */
+/* "dashboard: <url>" for the text views directly (--server URL); through
+ * the proxy, whose URL a browser cannot authenticate to, the command that
+ * opens the page: "dashboard: kubectl ripple dashboard CPID" (with
+ * --server-service when that flag chose the Service). */
 void kr_ts_put_dashboard(FILE *f, const kr_ts_t *ts, const char *url, const char *cpid);
+
+/* One GET of path (from "/": "/", "/assets/...", "/v1/...", a query
+ * allowed) as it comes, the reader token added as for every request: *status
+ * and *body (NUL-terminated, *len bytes; free it). RIPPLE_OK when an answer
+ * came, whatever its status; otherwise err says why (never with the token).
+ * May be called from many threads at once. */
+int kr_ts_get_raw(kr_ts_t *ts, const char *path, long *status, char **body, size_t *len, char *err,
+                  size_t cap);
+/* Through the API server's service proxy (not directly at a URL). */
+int kr_ts_proxied(const kr_ts_t *ts);
 
 typedef struct kr_answers {
   json_t *related, *mergelogs, *spans;
@@ -294,6 +309,50 @@ json_t *kr_span_json(const kr_trace_t *t, long i);
  * given without trailing slashes (ripple-server serves the dashboard beside
  * its API). A new string (free it); NULL when out of memory. */
 char *kr_dashboard_url(const char *server, const char *cpid);
+
+/* ---- the dashboard's local relay (relay.c, dashboard.c) ------------------------------ */
+
+/* The secret path prefix: 32 random bytes, base64url without padding. */
+#define KR_RELAY_SECRET_BYTES 32
+#define KR_RELAY_SECRET_LEN 43
+/* The longest path (after the prefix) and query relayed. */
+#define KR_RELAY_PATH_MAX 512
+#define KR_RELAY_QUERY_MAX 1024
+
+/* A new secret into out: RIPPLE_OK, or RIPPLE_ESYS without random bytes. */
+int kr_relay_secret(char out[KR_RELAY_SECRET_LEN + 1]);
+/* A Host header that names the relay: "127.0.0.1:PORT" or "localhost:PORT"
+ * (the port left out only for 80). Anything else is a page of another name
+ * (DNS rebinding) or not a browser that opened the printed URL: 0. */
+int kr_relay_host_ok(const char *host, unsigned port);
+/* The Sec-Fetch-Site, -Mode and -Dest headers a request may carry (each
+ * NULL when absent): a site absent, "none" or "same-origin"; or a top-level
+ * navigation (mode "navigate", dest "document") from anywhere. */
+int kr_relay_fetch_ok(const char *site, const char *mode, const char *dest);
+
+typedef enum kr_relay_map {
+  KR_RELAY_NOT_FOUND = 0,
+  KR_RELAY_OK,       /* out holds the trace server's path ("/...") */
+  KR_RELAY_REDIRECT, /* exactly "/SECRET": to "/SECRET/" */
+} kr_relay_map_t;
+
+/* A request's path (libmicrohttpd's, %-decoded) to the trace server's: it
+ * must start "/SECRET/" (compared in constant time), and the rest be a path
+ * the dashboard asks for ("/", "/index.html", "/assets/...", "/v1/...") of
+ * plain characters, without ".." or "//", at most KR_RELAY_PATH_MAX bytes. */
+kr_relay_map_t kr_relay_map(const char *secret, const char *url, char *out, size_t cap);
+/* Append "?key=value" (or "&..."; value NULL: just the key), both
+ * %-encoded, to the NUL-terminated out. RIPPLE_EINVAL when it does not fit
+ * in cap or the key is empty. */
+int kr_relay_query_add(char *out, size_t cap, const char *key, const char *value);
+/* The Content-Type of the answer to path with status: JSON under /v1/, the
+ * dashboard file's type by its name otherwise, text for an error. */
+const char *kr_relay_type(const char *path, long status);
+
+/* `kubectl ripple dashboard [CPID]`: serve the relay to ts on
+ * 127.0.0.1:a->port until SIGINT or SIGTERM, the URL first on stdout; 0 on a
+ * clean stop, 1 otherwise. */
+int kr_dashboard(const kr_args_t *a, kr_ts_t *ts);
 
 /* ---- why: the chain of writes behind an object (why.c, whyout.c) --------------------- */
 

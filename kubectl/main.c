@@ -8,6 +8,8 @@
  * done, 1 the cluster or the trace server said no (the message says why), 2
  * a usage error.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +86,7 @@ static int run(kr_kube_t *k, const kr_args_t *a) {
   int rc;
   switch (a->cmd) {
     case KR_CMD_TRACE: return print_trace(a, k->ts, a->cpid);
+    case KR_CMD_DASHBOARD: return kr_dashboard(a, k->ts);
     case KR_CMD_APPLY: rc = kr_apply(k, a, stdout, err, sizeof err); break;
     case KR_CMD_SCALE: rc = kr_scale(k, a, stdout, err, sizeof err); break;
     case KR_CMD_PATCH: rc = kr_patch(k, a, stdout, err, sizeof err); break;
@@ -102,17 +105,19 @@ static int run(kr_kube_t *k, const kr_args_t *a) {
  * the trace server where the flags say (docs/kubectl-ripple.md). */
 static int with_cluster(const kr_args_t *a, const kr_where_t *w) {
   char err[1024];
-  int reads = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_LAST || a->cmd == KR_CMD_WHY;
+  int reads = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_LAST || a->cmd == KR_CMD_WHY ||
+              a->cmd == KR_CMD_DASHBOARD;
+  int url_only = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD;
   ripple_kube_config_t *cfg = NULL;
   kr_kube_t k = {NULL, NULL, NULL};
   int rc = RIPPLE_OK;
-  if (a->cmd != KR_CMD_TRACE || !w->url) {
+  if (!url_only || !w->url) {
     ripple_kube_config_opts_t co = {a->kubeconfig, a->context, a->namespace_, 0};
     if (ripple_kube_config_load(&co, &cfg, err, sizeof err) != RIPPLE_OK) {
       fprintf(stderr, "error: %s%s\n", err,
-              a->cmd == KR_CMD_TRACE ? " (the trace server is reached through the API server "
-                                       "unless --server URL names it)"
-                                     : "");
+              url_only ? " (the trace server is reached through the API server "
+                         "unless --server URL names it)"
+                       : "");
       return 1;
     }
     ripple_kube_client_opts_t clo = {.timeout_ms = 60000,
@@ -135,7 +140,20 @@ static int with_cluster(const kr_args_t *a, const kr_where_t *w) {
   return status;
 }
 
+/* Standard descriptors that were closed are /dev/null: otherwise the next
+ * file or socket opened would be, say, descriptor 1, and what is printed
+ * (dashboard's URL with its secret) would go into it. */
+static void std_fds_open(void) {
+  for (int fd = 0; fd < 3; fd++)
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      /* the lowest free descriptor, fd itself: those below are open */
+      int n = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+      if (n >= 0 && n != fd) close(n);
+    }
+}
+
 int main(int argc, char **argv) {
+  std_fds_open();
   ripple_log_setup("kubectl-ripple", RIPPLE_LOG_WARN, NULL, NULL);
   kr_args_t a;
   kr_where_t w;

@@ -85,8 +85,11 @@ static void curl_init_once(void) {
 }
 
 static int send_direct(kr_ts_t *ts, const char *path, answer_t *an, char *err, size_t cap) {
-  char url[1024];
-  snprintf(url, sizeof url, "%s%s", ts->url, path);
+  char url[2048];
+  if ((size_t)snprintf(url, sizeof url, "%s%s", ts->url, path) >= sizeof url) {
+    snprintf(err, cap, "the trace server's URL and path are too long");
+    return RIPPLE_EINVAL;
+  }
   CURL *c = curl_easy_init();
   if (!c) return RIPPLE_ENOMEM;
   body_t b = {0};
@@ -441,14 +444,34 @@ char *kr_ts_dashboard_url(const kr_ts_t *ts, const char *cpid) {
 }
 
 void kr_ts_put_dashboard(FILE *f, const kr_ts_t *ts, const char *url, const char *cpid) {
-  fprintf(f, "\ndashboard: %s\n", url);
-  char *p = ts->kc ? kr_proxy_path(&ts->w, "/") : NULL;
-  if (p)
-    fprintf(f,
-            "  (through the API server: a browser needs your cluster credentials there; or run "
-            "kubectl proxy and open http://127.0.0.1:8001%s#/trace/%s)\n",
-            p, cpid);
-  free(p);
+  if (!ts->kc) {
+    fprintf(f, "\ndashboard: %s\n", url);
+    return;
+  }
+  /* The proxy's URL wants the user's cluster credentials, which a browser
+   * does not have: the relay (kubectl ripple dashboard) brings them. */
+  fprintf(f, "\ndashboard: kubectl ripple dashboard %s", cpid);
+  if (ts->w.from && !strcmp(ts->w.from, "--server-service"))
+    fprintf(f, " --server-service %s/%s:%s", ts->w.ns, ts->w.name, ts->w.port);
+  fputc('\n', f);
+}
+
+int kr_ts_proxied(const kr_ts_t *ts) { return ts->kc != NULL; }
+
+int kr_ts_get_raw(kr_ts_t *ts, const char *path, long *status, char **body, size_t *len, char *err,
+                  size_t cap) {
+  answer_t an = {0};
+  int rc = ts->send(ts, path, &an, err, cap);
+  if (rc == RIPPLE_ENOMEM) snprintf(err, cap, "out of memory");
+  if (rc != RIPPLE_OK) return rc;
+  *status = an.status;
+  *body = an.body ? an.body : strdup("");
+  *len = an.body ? an.len : 0;
+  if (!*body) {
+    snprintf(err, cap, "out of memory");
+    return RIPPLE_ENOMEM;
+  }
+  return RIPPLE_OK;
 }
 
 /* ---- what kubectl ripple asks ---------------------------------------------------------- */
