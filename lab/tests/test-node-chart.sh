@@ -158,6 +158,32 @@ kubelet_spans=$(jq '[.spans[] | select(.service == "kubelet")] | length' <<<"$tr
 ((kubelet_spans > 0)) || fail "the dashboard's trace of $cpid has no write by the kubelet: ${trace:0:300}"
 pass "$(wc -c <<<"$page") bytes; the trace holds $kubelet_spans kubelet writes"
 
+check "kubectl ripple dashboard: the dashboard relayed from 127.0.0.1 through the API server's service proxy, the trace shown in chromium"
+relay_dir=$(mktemp -d /tmp/ripple-node-relay.XXXXXX)
+"$KR" dashboard --no-browser --port 0 "$cpid" >"$relay_dir/out" 2>"$relay_dir/err" &
+relay_pid=$!
+for ((i = 0; i < 200; i++)); do
+  [[ $(wc -l <"$relay_dir/out") -ge 2 ]] && break
+  kill -0 "$relay_pid" 2>/dev/null || fail "the relay exited: $(cat "$relay_dir/err")"
+  sleep 0.05
+done
+url=$(sed -n '2s/^trace: //p' "$relay_dir/out")
+[[ $url == http://127.0.0.1:*/#/trace/$cpid ]] || fail "the relay printed no trace URL: $(cat "$relay_dir/out")"
+# The page must show exactly the spans the trace has; a late span may land between the
+# count and the page, so the count is taken again once.
+shown_ok=0
+for attempt in 1 2; do
+  spans=$(raw "$proxy/v1/cpids/$cpid/trace" -H "X-Ripple-Token: $token" | jq '.spans | length')
+  if node "$REPO/web/test/e2e/relay.mjs" --url "$url" --spans "$spans" >"$relay_dir/browser.log" 2>&1; then
+    shown_ok=1; break
+  fi
+  say "attempt $attempt: $(tail -n 3 "$relay_dir/browser.log")"
+done
+kill -TERM "$relay_pid"; wait "$relay_pid" || fail "the relay exited non-zero on SIGTERM"
+((shown_ok)) || fail "chromium did not show the trace through the relay: $(cat "$relay_dir/browser.log")"
+rm -rf "$relay_dir"
+pass "$spans spans shown at the relay's trace URL"
+
 check "the watch agent, running on $node, sent the scale's details: the ReplicaSet's /spec/replicas change"
 has_details() { raw "$proxy/v1/cpids/$cpid/details" -H "X-Ripple-Token: $token" | grep '"/spec/replicas"' | grep -q '"ReplicaSet"'; }
 wait_until "the details of $cpid name the ReplicaSet's /spec/replicas" has_details

@@ -33,9 +33,9 @@ typedef struct rig {
   char dir[64], base[64];
   pid_t server, relay;
   unsigned port;   /* the relay's */
-  char url[256];   /* the relay's, with the secret */
+  char url[512];   /* the relay's, with the secret */
   char secret[64]; /* its path prefix */
-  char trace[320]; /* the trace's page */
+  char trace[640]; /* the trace's page */
 } rig_t;
 
 static const char *bin(const char *var) {
@@ -163,7 +163,7 @@ static void relay_start(rig_t *r) {
   snprintf(r->url, sizeof r->url, "%s", line + strlen("dashboard: "));
   assert_non_null(fgets(line, sizeof line, f));
   line[strcspn(line, "\n")] = '\0';
-  char want[320];
+  char want[640];
   snprintf(want, sizeof want, "trace: %s#/trace/" CPID, r->url);
   assert_string_equal(line, want);
   snprintf(r->trace, sizeof r->trace, "%s", line + strlen("trace: "));
