@@ -263,10 +263,12 @@ node_kill_cgroup() {
   for ((i = 0; i < 50; i++)); do
     any=0
     while read -r f; do
+      # A Pod's cgroup may go between find and the read (the kubelet or runc removes it).
+      local procs
+      procs=$(cat "$f" 2>/dev/null) || continue
       while read -r p; do
-        [[ -n $p ]] || continue
-        kill -KILL "$p" 2>/dev/null && any=1
-      done <"$f"
+        if [[ -n $p ]] && kill -KILL "$p" 2>/dev/null; then any=1; fi
+      done <<<"$procs"
     done < <(find "/sys/fs/cgroup/pids/$NODE_CGROUP" -name cgroup.procs 2>/dev/null)
     ((any)) || return 0
     sleep 0.1
