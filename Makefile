@@ -64,14 +64,15 @@ build-hardened: deps
 builds: build build-dev build-asan build-tsan build-hardened
 
 # The test cluster's binaries, Jaeger (the OTLP backend of lab tests), Helm (the
-# chart's tests) and actionlint (the release workflow's test), built once through the Go module proxy and cached outside the
-# work tree (docs/lab.md).
+# chart's tests), actionlint and krew (the release's tests), built once through
+# the Go module proxy and cached outside the work tree (docs/lab.md).
 lab: deps
 	@lab/build.sh >/dev/null
 	@lab/build.sh --jaeger >/dev/null
 	@lab/build.sh --helm >/dev/null
 	@lab/build.sh --node >/dev/null
 	@lab/build.sh --actionlint >/dev/null
+	@lab/build.sh --krew >/dev/null
 
 demo: build lab
 	@scripts/with-lab scripts/demo $(BUILD)/release

@@ -10,7 +10,8 @@
 #  - the packaged chart's values name ghcr.io/ripple-k8s/ripple and it renders
 #    ghcr.io/ripple-k8s/ripple:VERSION for every container;
 #  - the krew manifest passes deploy/krew/validate, its sha256 is the tarball's, and a
-#    manifest with a wrong sum is refused;
+#    manifest with a wrong sum is refused; krew itself (lab/build.sh --krew, when
+#    built) installs kubectl-ripple from it and the tarball;
 #  - the tarballs hold what they should, kubectl-ripple runs from one and needs no
 #    jansson, yajl or libyaml of the system's, and a second run gives the same bytes
 #    (reproducible tarballs);
@@ -136,6 +137,20 @@ sed "s/$sum/$(printf '%064d' 0)/" "$out/ripple.krew.yaml" >"$work/bad/ripple.kre
 if "$src/deploy/krew/validate" "$work/bad/ripple.krew.yaml" --archives "$work/bad" 2>/dev/null; then
   fail "deploy/krew/validate accepted a wrong sha256"
 else ok "deploy/krew/validate refuses a wrong sha256"; fi
+
+# krew itself (lab/build.sh --krew) installs the plugin from the manifest and the
+# tarball, in a KREW_ROOT of the test's, and refuses the manifest with a wrong sum.
+if krew=$("$src/lab/build.sh" --print-krew 2>/dev/null); then
+  kr=$work/krew-root
+  if KREW_ROOT=$kr "$krew" install --manifest="$out/ripple.krew.yaml" --archive="$out/$kt" \
+    >"$work/krew.log" 2>&1 && [[ $("$kr/bin/kubectl-ripple" version) == "kubectl-ripple $version" ]]; then
+    ok "krew install --manifest --archive: kubectl-ripple $version in KREW_ROOT/bin"
+  else fail "krew install: $(tail -5 "$work/krew.log")"; fi
+  if KREW_ROOT=$work/krew-bad "$krew" install --manifest="$work/bad/ripple.krew.yaml" \
+    --archive="$work/bad/$kt" >"$work/krew-bad.log" 2>&1; then
+    fail "krew installed from a manifest with a wrong sha256"
+  else ok "krew refuses the manifest with a wrong sha256"; fi
+else echo "# krew is not built (lab/build.sh --krew): installing with krew not checked"; fi
 
 # The tarballs' contents.
 if [[ $(tar -tzf "$out/$kt") == kubectl-ripple ]]; then ok "$kt holds kubectl-ripple alone"
