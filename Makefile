@@ -9,6 +9,8 @@
 #   make lint    clang-format, clang-tidy and cppcheck
 #   make fuzz    run the fuzzers for longer (FUZZ_SECONDS each)
 #   make image   the container image, built with buildah (build/image/ripple-VERSION.oci.tar)
+#   make install the programs and the dashboard into $(DESTDIR)$(PREFIX) (/usr/local);
+#                make uninstall removes them again
 #   make builds  every build configuration (release, dev, asan, tsan, and the image's
 #                hardened flags: build-hardened), warnings as errors; CI runs it
 
@@ -16,9 +18,12 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
+PREFIX ?= /usr/local
+DESTDIR ?=
 
 .PHONY: all deps build build-dev build-asan build-tsan build-hardened builds lab demo test test-dev test-asan \
-        test-tsan test-lab bench reproduce lint format fuzz image docs-img clean
+        test-tsan test-lab bench reproduce lint format fuzz image docs-img clean \
+        install install-files uninstall
 
 all: build
 
@@ -58,14 +63,16 @@ build-hardened: deps
 # Every build configuration above, warnings as errors (CI compiles them all).
 builds: build build-dev build-asan build-tsan build-hardened
 
-# The test cluster's binaries, Jaeger (the OTLP backend of lab tests) and Helm (the
-# chart's tests), built once through the Go module proxy and cached outside the
-# work tree (docs/lab.md).
+# The test cluster's binaries, Jaeger (the OTLP backend of lab tests), Helm (the
+# chart's tests), actionlint and krew (the release's tests), built once through
+# the Go module proxy and cached outside the work tree (docs/lab.md).
 lab: deps
 	@lab/build.sh >/dev/null
 	@lab/build.sh --jaeger >/dev/null
 	@lab/build.sh --helm >/dev/null
 	@lab/build.sh --node >/dev/null
+	@lab/build.sh --actionlint >/dev/null
+	@lab/build.sh --krew >/dev/null
 
 demo: build lab
 	@scripts/with-lab scripts/demo $(BUILD)/release
@@ -143,6 +150,27 @@ fuzz: build-asan
 image: deps
 	@scripts/build-image
 	@deploy/image/check
+
+# The programs (ripple, ripple-*, kubectl-ripple) into $(DESTDIR)$(PREFIX)/bin and the
+# dashboard into share/ripple/web, where ripple-server finds it (beside its bin/), from
+# the optimised build above (its install() rules), stripped. install-files does the
+# copying alone, from a build already made (tests/release/test_install.sh runs it).
+install: build
+	@$(MAKE) --no-print-directory install-files
+
+install-files:
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD)/release --prefix "$(PREFIX)" --strip
+
+# Removes what the last `make install` from this tree installed, by the list CMake
+# kept of it ($(BUILD)/release/install_manifest.txt, without DESTDIR: give the same
+# DESTDIR), then the directories under share/ripple left empty.
+uninstall:
+	@manifest=$(BUILD)/release/install_manifest.txt dest="$(DESTDIR)"; \
+	test -f "$$manifest" || { echo "uninstall: no $$manifest: nothing was installed from $(BUILD)/release" >&2; exit 1; }; \
+	while IFS= read -r f || [ -n "$$f" ]; do rm -fv -- "$$dest$$f"; done <"$$manifest"; \
+	sed -n 's|^\(.*/share/ripple\)/.*|\1|p' "$$manifest" | sort -u | while IFS= read -r d; do \
+	  [ ! -d "$$dest$$d" ] || find "$$dest$$d" -depth -type d -empty -delete; done; \
+	rm -f "$$manifest"
 
 clean:
 	rm -rf $(BUILD)

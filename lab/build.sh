@@ -22,6 +22,12 @@
 #        lab/build.sh --print-jaeger    print it (no build; exit 1 if not built)
 #        lab/build.sh --helm     build Helm if needed (the chart's tests), print its path
 #        lab/build.sh --print-helm      print it (no build; exit 1 if not built)
+#        lab/build.sh --actionlint  build actionlint if needed (the GitHub workflows'
+#                                linter, scripts/lint), print its path
+#        lab/build.sh --print-actionlint  print it (no build; exit 1 if not built)
+#        lab/build.sh --krew     build krew if needed (the release's krew manifest is
+#                                installed with it in tests/release), print its path
+#        lab/build.sh --print-krew      print it (no build; exit 1 if not built)
 #        lab/build.sh --node     build the real node's binaries if needed (kubelet,
 #                                kube-proxy, containerd, its shim, ctr, the CNI plugins,
 #                                CoreDNS), print their directory
@@ -60,6 +66,10 @@ case "${1:-}" in
   --print-jaeger) mode=print-jaeger ;;
   --helm) mode=helm ;;
   --print-helm) mode=print-helm ;;
+  --actionlint) mode=actionlint ;;
+  --print-actionlint) mode=print-actionlint ;;
+  --krew) mode=krew ;;
+  --print-krew) mode=print-krew ;;
   --node) mode=node ;;
   --print-node) mode=print-node ;;
   --regen) mode=regen ;;
@@ -105,6 +115,16 @@ HELM_MODULE=helm.sh/helm/${HELM_VERSION%%.*}
 helm_key="helm-${HELM_VERSION}_${go_version}_r${HELM_BUILD_REV}"
 helm_bin="$cache_root/$helm_key/bin/helm"
 helm_complete() { [[ -f "$cache_root/$helm_key/complete" && -x $helm_bin ]]; }
+
+ACTIONLINT_BUILD_REV=1
+actionlint_key="actionlint-${ACTIONLINT_VERSION}_${go_version}_r${ACTIONLINT_BUILD_REV}"
+actionlint_bin="$cache_root/$actionlint_key/bin/actionlint"
+actionlint_complete() { [[ -f "$cache_root/$actionlint_key/complete" && -x $actionlint_bin ]]; }
+
+KREW_BUILD_REV=1
+krew_key="krew-${KREW_VERSION}_${go_version}_r${KREW_BUILD_REV}"
+krew_bin="$cache_root/$krew_key/bin/krew"
+krew_complete() { [[ -f "$cache_root/$krew_key/complete" && -x $krew_bin ]]; }
 
 # The real node (lab/node.sh): a key of its own, so the control plane's binaries keep
 # theirs. kubelet and kube-proxy from lab/build/k8s (the same module as the control
@@ -187,6 +207,28 @@ build_helm() {
   fetch_module_src "$HELM_MODULE" "$HELM_VERSION" "$work"
   build_tool "$helm_key" helm ./cmd/helm \
     "-s -w -X $HELM_MODULE/internal/version.version=$HELM_VERSION" "$HELM_VERSION" "$t0"
+}
+
+# actionlint (lab/build.sh --actionlint): .github/workflows/ checked by scripts/lint. Its
+# version stamp is what its Makefile sets (the package variable version).
+build_actionlint() {
+  local t0
+  t0=$(date +%s)
+  scratch "$actionlint_key"
+  fetch_module_src github.com/rhysd/actionlint "$ACTIONLINT_VERSION" "$work"
+  build_tool "$actionlint_key" actionlint ./cmd/actionlint \
+    "-s -w -X github.com/rhysd/actionlint.version=${ACTIONLINT_VERSION#v}" "$ACTIONLINT_VERSION" "$t0"
+}
+
+# krew (lab/build.sh --krew): `krew install --manifest --archive` of the release's
+# manifest in tests/release. Its version stamp is its hack/make-binaries.sh's.
+build_krew() {
+  local t0
+  t0=$(date +%s)
+  scratch "$krew_key"
+  fetch_module_src sigs.k8s.io/krew "$KREW_VERSION" "$work"
+  build_tool "$krew_key" krew ./cmd/krew \
+    "-s -w -X sigs.k8s.io/krew/internal/version.gitTag=$KREW_VERSION" "$KREW_VERSION" "$t0"
 }
 
 # build_node: one go build per module, into a directory renamed when all succeeded.
@@ -273,6 +315,26 @@ case $mode in
   helm)
     if helm_complete; then log "cached: $helm_bin"; else build_helm; fi
     echo "$helm_bin"
+    exit 0
+    ;;
+  print-actionlint)
+    actionlint_complete || die "actionlint ($actionlint_key) is not built yet (run lab/build.sh --actionlint)"
+    echo "$actionlint_bin"
+    exit 0
+    ;;
+  actionlint)
+    if actionlint_complete; then log "cached: $actionlint_bin"; else build_actionlint; fi
+    echo "$actionlint_bin"
+    exit 0
+    ;;
+  print-krew)
+    krew_complete || die "krew ($krew_key) is not built yet (run lab/build.sh --krew)"
+    echo "$krew_bin"
+    exit 0
+    ;;
+  krew)
+    if krew_complete; then log "cached: $krew_bin"; else build_krew; fi
+    echo "$krew_bin"
     exit 0
     ;;
 esac

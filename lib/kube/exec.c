@@ -76,12 +76,29 @@ typedef struct proc {
   int poll_errno;
 } proc_t;
 
+/* A pipe whose ends close on exec. macOS has no pipe2(2): pipe(2), then
+ * FD_CLOEXEC (the release's macOS build of kubectl-ripple). */
+static int pipe_cloexec(int fd[2]) {
+#if defined(__APPLE__)
+  if (pipe(fd) != 0) return -1;
+  if (fcntl(fd[0], F_SETFD, FD_CLOEXEC) != 0 || fcntl(fd[1], F_SETFD, FD_CLOEXEC) != 0) {
+    int err = errno;
+    close(fd[0]), close(fd[1]);
+    errno = err;
+    return -1;
+  }
+  return 0;
+#else
+  return pipe2(fd, O_CLOEXEC);
+#endif
+}
+
 /* Start the plugin in its own process group, so a timeout kills whatever it
  * started too. Returns 0 or an errno value. */
 static int spawn(const kube_exec_t *e, proc_t *p) {
   int po[2], pe[2];
-  if (pipe2(po, O_CLOEXEC) != 0) return errno;
-  if (pipe2(pe, O_CLOEXEC) != 0) {
+  if (pipe_cloexec(po) != 0) return errno;
+  if (pipe_cloexec(pe) != 0) {
     int err = errno;
     close(po[0]), close(po[1]);
     return err;

@@ -22,6 +22,17 @@ static _Thread_local struct {
   size_t left;
 } rnd;
 
+/* macOS has no getrandom(2): getentropy(2) instead, at most 256 bytes a call
+ * (the release's macOS build of kubectl-ripple, docs/install.md "Releases"). */
+static ssize_t sys_random(unsigned char *p, size_t len) {
+#if defined(__APPLE__)
+  size_t n = len < 256 ? len : 256;
+  return getentropy(p, n) == 0 ? (ssize_t)n : -1;
+#else
+  return getrandom(p, len, 0);
+#endif
+}
+
 static pthread_once_t rnd_once = PTHREAD_ONCE_INIT;
 static void rnd_child(void) { rnd.left = 0; }
 static void rnd_init(void) { pthread_atfork(NULL, NULL, rnd_child); }
@@ -29,7 +40,7 @@ static void rnd_init(void) { pthread_atfork(NULL, NULL, rnd_child); }
 /* Fill exactly len bytes straight from the kernel. */
 static int os_random(unsigned char *p, size_t len) {
   while (len > 0) {
-    ssize_t n = getrandom(p, len, 0);
+    ssize_t n = sys_random(p, len);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != ENOSYS) return RIPPLE_ESYS;
