@@ -220,6 +220,14 @@ node_import() {
   done
 }
 
+# node_tag IMAGE NAME: another name for an image of the node's (`lab/lab node tag`).
+node_tag() {
+  (($# == 2)) || die "usage: lab/lab node tag IMAGE NAME"
+  node_vars
+  node_bin
+  node_ctr images tag --force "$1" "$2" >&2 || die "cannot tag $1 as $2 in the node's containerd"
+}
+
 # The cluster side of the node: RBAC for CoreDNS, the Services and endpoints that the
 # API server's own reconciler would write (the lab runs it with none), a default
 # StorageClass of local volumes.

@@ -9,7 +9,8 @@
 # has no way off the machine; that `node down` leaves nothing on the host (mounts,
 # links, routes, nft tables, cgroups, the kernel settings the kubelet changes,
 # processes) and `node up` brings it back. Then the chart, installed on it
-# (test-node-chart.sh). Needs root. Restarts the lab with the defaults at the end.
+# (test-node-chart.sh), and docs/install.md's quick start walked on it
+# (test-node-install.sh). Needs root. Restarts the lab with the defaults at the end.
 set -euo pipefail
 LAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB="$LAB_ROOT/lab"
@@ -121,6 +122,10 @@ pass "managedFields: $(sort -u <<<"$mf" | tr '\n' ';')"
 check "the chart, installed on the real node (test-node-chart.sh)"
 bash "$TESTS_DIR/test-node-chart.sh" || fail "test-node-chart.sh failed"
 pass "test-node-chart.sh"
+
+check "docs/install.md's quick start on the real node (test-node-install.sh)"
+bash "$TESTS_DIR/test-node-install.sh" || fail "test-node-install.sh failed"
+pass "test-node-install.sh"
 
 check "node down leaves nothing on the host; node up brings it back Ready"
 k delete namespace "$ns" --wait=false >/dev/null
