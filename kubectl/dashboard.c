@@ -32,6 +32,7 @@
 
 #include "kr.h"
 #include "ripplex/httpd.h"
+#include "ripplex/webfile.h"
 
 typedef struct relay {
   kr_ts_t *ts;
@@ -39,11 +40,8 @@ typedef struct relay {
   unsigned port;
 } relay_t;
 
-/* ripple-server's (server/serve/web.c): the dashboard has no inline script
- * or style and talks to its own origin only. */
-static const char csp[] =
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/* ripple-server's, the same for the same pages (ripplex/webfile.h). */
+static const char csp[] = WEBFILE_CSP;
 
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const char *type,
                               const char *p, size_t len, const char *extra, const char *value) {

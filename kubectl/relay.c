@@ -21,6 +21,7 @@
 
 #include "kr.h"
 #include "ripplex/rnd.h"
+#include "ripplex/webfile.h"
 
 int kr_relay_secret(char out[KR_RELAY_SECRET_LEN + 1]) {
   static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -125,21 +126,8 @@ int kr_relay_query_add(char *out, size_t cap, const char *key, const char *value
 const char *kr_relay_type(const char *path, long status) {
   if (!strncmp(path, "/v1/", 4)) return "application/json";
   if (status < 200 || status > 299) return "text/plain; charset=utf-8";
-  static const char *const t[][2] = {{".html", "text/html; charset=utf-8"},
-                                     {".js", "text/javascript; charset=utf-8"},
-                                     {".css", "text/css; charset=utf-8"},
-                                     {".svg", "image/svg+xml"},
-                                     {".png", "image/png"},
-                                     {".map", "application/json"},
-                                     {".json", "application/json"},
-                                     {".woff2", "font/woff2"},
-                                     {".ico", "image/x-icon"},
-                                     {".txt", "text/plain; charset=utf-8"}};
-  if (!strcmp(path, "/")) return t[0][1];
-  const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-  for (size_t i = 0; dot && dot > slash && i < sizeof t / sizeof t[0]; i++)
-    if (!strcmp(dot, t[i][0])) return t[i][1];
-  return "application/octet-stream";
+  if (!strcmp(path, "/")) return webfile_type("index.html");
+  return webfile_type(path);
 }
 
 int kr_relay_fetch_ok(const char *site, const char *mode, const char *dest) {

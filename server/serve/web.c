@@ -21,36 +21,19 @@
 
 #include "ripple/ripple.h"
 #include "ripplex/httpd.h"
+#include "ripplex/webfile.h"
 
 struct web {
   web_file_t f[WEB_MAX_FILES];
   size_t n, bytes;
 };
 
-/* The dashboard has no inline script or style and talks to its own origin only. */
-static const char csp[] =
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+static const char csp[] = WEBFILE_CSP;
 static const char cache_index[] = "no-cache";
 /* Asset names carry a hash of their content: a changed file has a new name. */
 static const char cache_asset[] = "public, max-age=31536000, immutable";
 
-const char *web_type(const char *name) {
-  static const char *const t[][2] = {{".html", "text/html; charset=utf-8"},
-                                     {".js", "text/javascript; charset=utf-8"},
-                                     {".css", "text/css; charset=utf-8"},
-                                     {".svg", "image/svg+xml"},
-                                     {".png", "image/png"},
-                                     {".map", "application/json"},
-                                     {".json", "application/json"},
-                                     {".woff2", "font/woff2"},
-                                     {".ico", "image/x-icon"},
-                                     {".txt", "text/plain; charset=utf-8"}};
-  const char *dot = strrchr(name, '.');
-  for (size_t i = 0; dot && i < sizeof t / sizeof t[0]; i++)
-    if (!strcmp(dot, t[i][0])) return t[i][1];
-  return "application/octet-stream";
-}
+const char *web_type(const char *name) { return webfile_type(name); }
 
 /* ---- loading ---------------------------------------------------------------- */
 
