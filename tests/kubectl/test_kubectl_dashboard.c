@@ -39,7 +39,7 @@ static const char *bin(const char *var) {
  * reader tokens from a file when readers is not NULL. */
 static void server_start(rig_t *r, const char *readers) {
   const char *server = bin("RIPPLE_SERVER_BIN");
-  char db[96], log[96], line[1024];
+  char db[96], log[96];
   snprintf(db, sizeof db, "%s/trace.db", r->dir);
   snprintf(log, sizeof log, "%s/server.log", r->dir);
   r->pid = fork();
@@ -54,16 +54,7 @@ static void server_start(rig_t *r, const char *readers) {
       execl(server, server, "--listen", "127.0.0.1:0", "--db", db, "--no-web", (char *)NULL);
     _exit(127);
   }
-  unsigned port = 0;
-  for (int tries = 0; !port && tries < 3000; tries++) { /* up to 30 s */
-    FILE *f = fopen(log, "r");
-    while (f && !port && fgets(line, sizeof line, f)) {
-      const char *a = strstr(line, "event=listening") ? strstr(line, "addr=127.0.0.1:") : NULL;
-      if (a) port = (unsigned)strtoul(a + 15, NULL, 10);
-    }
-    if (f) fclose(f);
-    if (!port) usleep(10000);
-  }
+  unsigned port = test_listen_port(log, 30000);
   if (!port) fail_msg("ripple-server did not start (see %s)", log);
   snprintf(r->base, sizeof r->base, "http://127.0.0.1:%u", port);
 }

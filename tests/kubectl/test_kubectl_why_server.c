@@ -42,7 +42,7 @@ static void server_start(rig_t *r) {
     fail_msg("$RIPPLE_SERVER_BIN is not set (run through ctest)");
     return;
   }
-  char db[96], log[96], line[1024];
+  char db[96], log[96];
   snprintf(db, sizeof db, "%s/trace.db", r->dir);
   snprintf(log, sizeof log, "%s/server.log", r->dir);
   r->pid = fork();
@@ -53,16 +53,7 @@ static void server_start(rig_t *r) {
     execl(server, server, "--listen", "127.0.0.1:0", "--db", db, "--no-web", (char *)NULL);
     _exit(127);
   }
-  unsigned port = 0;
-  for (int tries = 0; !port && tries < 3000; tries++) { /* up to 30 s */
-    FILE *f = fopen(log, "r");
-    while (f && !port && fgets(line, sizeof line, f)) {
-      const char *a = strstr(line, "event=listening") ? strstr(line, "addr=127.0.0.1:") : NULL;
-      if (a) port = (unsigned)strtoul(a + 15, NULL, 10);
-    }
-    if (f) fclose(f);
-    if (!port) usleep(10000);
-  }
+  unsigned port = test_listen_port(log, 30000);
   if (!port) fail_msg("ripple-server did not start (see %s)", log);
   snprintf(r->base, sizeof r->base, "http://127.0.0.1:%u", port);
 }

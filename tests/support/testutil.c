@@ -164,3 +164,18 @@ int test_exec(const char *bin, char *const first[], char *const args[], char **e
   *err = b.p;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+unsigned test_listen_port(const char *path, int timeout_ms) {
+  char line[1024];
+  unsigned port = 0;
+  for (int waited = 0; !port && waited <= timeout_ms; waited += 10) {
+    FILE *f = fopen(path, "r");
+    while (f && !port && fgets(line, sizeof line, f)) {
+      const char *a = strstr(line, "event=listening") ? strstr(line, "addr=127.0.0.1:") : NULL;
+      if (a) port = (unsigned)strtoul(a + 15, NULL, 10);
+    }
+    if (f) fclose(f);
+    if (!port) usleep(10000);
+  }
+  return port;
+}

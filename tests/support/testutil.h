@@ -55,6 +55,11 @@ ripple_tracer_t *capture_tracer(capture_t *c, const char *component, uint32_t n)
 /* Assertions about mergelogs. */
 int mergelog_has_source(const cap_mergelog_t *ml, const ripple_cpid_t *id);
 
+/* The port a ripple program logged it listens on ("event=listening ...
+ * addr=127.0.0.1:PORT") in the log file at path, read again every 10 ms for up
+ * to timeout_ms while the program starts; 0 if it did not say so in time. */
+unsigned test_listen_port(const char *path, int timeout_ms);
+
 /* dir/name in one of a few rotating buffers, so calls can be nested. */
 const char *test_path(const char *dir, const char *name);
 

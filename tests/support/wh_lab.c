@@ -36,16 +36,7 @@ void whlab_spawn(whlab_proc_t *p, char *const argv[]) {
     execv(argv[0], argv);
     _exit(127);
   }
-  char line[1024];
-  for (int tries = 0; !p->port && tries < 3000; tries++) {
-    FILE *f = fopen(p->log, "r");
-    while (f && !p->port && fgets(line, sizeof line, f)) {
-      const char *a = strstr(line, "event=listening") ? strstr(line, "addr=127.0.0.1:") : NULL;
-      if (a) p->port = (unsigned)strtoul(a + 15, NULL, 10);
-    }
-    if (f) fclose(f);
-    if (!p->port) usleep(10000);
-  }
+  p->port = test_listen_port(p->log, 30000);
   if (!p->port) {
     show_log(p->log);
     fail_msg("%s did not start (its log is above)", argv[0]);

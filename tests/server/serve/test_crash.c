@@ -64,15 +64,7 @@ static void server_start(server_t *s) {
   running = s->pid;
   unsigned port = 0;
   char line[1024];
-  for (int tries = 0; !port && tries < 3000; tries++) { /* up to 30 s */
-    FILE *f = fopen(log_path, "r");
-    while (f && !port && fgets(line, sizeof line, f)) {
-      const char *a = strstr(line, "event=listening") ? strstr(line, "addr=127.0.0.1:") : NULL;
-      if (a) port = (unsigned)strtoul(a + 15, NULL, 10);
-    }
-    if (f) fclose(f);
-    if (!port) usleep(10000);
-  }
+  port = test_listen_port(log_path, 30000);
   if (!port) {
     FILE *f = fopen(log_path, "r");
     while (f && fgets(line, sizeof line, f)) fputs(line, stderr);
