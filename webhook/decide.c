@@ -209,7 +209,8 @@ static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, 
      * the trace server refuse the whole batch (the rest lost with it). */
     if (!r->dry_run && w->down.mergelog && !wh_memo_cause_get(w->memo, &d->ctx.cpid)) {
       ripple_objref_t ref = wh_objref(r, d);
-      ripple_mergelog_t ml = {d->ctx.cpid, NULL, 0, now, d->service, &ref};
+      ripple_mergelog_t ml = {
+          .cpid = d->ctx.cpid, .time_ns = now, .component = d->service, .object = &ref};
       w->down.mergelog(w->down.ud, &ml);
     }
     if (!r->dry_run) wh_claims_put(w->claims, &d->ctx.cpid, r->user ? r->user : "", now);
@@ -329,7 +330,12 @@ static int decide_tick(wh_t *w, const wh_review_t *r, const ripple_ctx_t *from, 
     d->ctx.anc[d->ctx.nanc++] = from->anc[i];
   if (!r->dry_run && w->down.mergelog) {
     ripple_objref_t ref = wh_objref(r, d);
-    ripple_mergelog_t ml = {d->ctx.cpid, &from->cpid, 1, now, d->service, &ref};
+    ripple_mergelog_t ml = {.cpid = d->ctx.cpid,
+                            .sources = &from->cpid,
+                            .nsources = 1,
+                            .time_ns = now,
+                            .component = d->service,
+                            .object = &ref};
     w->down.mergelog(w->down.ud, &ml);
   }
   d->how = RIPPLE_MERGE_NEW;
@@ -372,6 +378,32 @@ static int own_source(wh_t *w, const wh_review_t *r, carrier_t c, wh_decision_t 
   }
   wh_ctx_refused(w, WH_CTX_UNTRUSTED_WRITER, d->kind, r->dry_run);
   return 1;
+}
+
+/* What caused a controller's write, among what it merges (the object's own
+ * context and its sources): the newest change, by when each was first
+ * admitted here (memo.h causes), into out. The rest were carried along: the
+ * object's earlier context, older changes of related objects (the Pods an
+ * Endpoints update lists from earlier scales). A change's own cascade follows
+ * these only (ripple.h, trigger), so the first of four scales of a Deployment
+ * does not own the later three's Pods through the ReplicaSet's context. When
+ * no time is known (a memory lost in a restart) it is 0: not known, every
+ * source counts. A guess by time, not a proof: a slow Pod of an earlier scale
+ * that becomes ready after a later scale is counted to the later one. */
+static size_t newest(wh_t *w, const ripple_ctx_t *target, const wh_sources_t *s,
+                     ripple_cpid_t *out) {
+  int64_t best = 0;
+  size_t n = 0;
+  for (size_t i = 0; i <= s->n; i++) {
+    const ripple_ctx_t *c = i < s->n ? &s->ctx[i] : target;
+    if (!ripple_ctx_is_set(c)) continue;
+    int64_t t = wh_memo_cause_get(w->memo, &c->cpid);
+    if (t <= 0 || t < best) continue;
+    if (t > best) n = 0;
+    best = t;
+    out[n++] = c->cpid;
+  }
+  return n;
 }
 
 static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_certainty_t how,
@@ -421,7 +453,10 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   const ripple_ctx_t *ptr[WH_SOURCES_MAX];
   for (size_t i = 0; i < s->n; i++) ptr[i] = &s->ctx[i];
   ripple_objref_t ref = wh_objref(r, d);
+  ripple_cpid_t trig[WH_SOURCES_MAX + 1];
+  wh_sink_trigger(trig, newest(w, &target, s, trig));
   int rc = ripple_merge(w->tracer, &target, ptr, s->n, &ref, &d->ctx, &d->how);
+  wh_sink_trigger(NULL, 0);
   if (rc != RIPPLE_OK) return rc;
   if (d->how == RIPPLE_MERGE_NONE) {
     if (frozen(w, r, d)) {
