@@ -107,7 +107,8 @@ static void span_name(const wh_review_t *r, char *out, size_t cap) {
 
 /* The attribute keys are a contract with kubectl-ripple and the dashboard
  * (docs/webhook.md): the first seven always, then subresource, lastCpid,
- * spontaneous and owner when they apply. */
+ * spontaneous, owner and the API server's span (its traceparent header, hex
+ * validated on arrival) when they apply. */
 void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t end) {
   if (!w->down.span) return;
   char name[192], last[RIPPLE_CPID_STRLEN + 1] = "";
@@ -117,7 +118,7 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
    * one string past its limit. */
   static _Thread_local char b[5][WH_ATTR_MAX + 1];
   int cut = 0;
-  ripple_attr_t attrs[13] = {
+  ripple_attr_t attrs[15] = {
       {"kind", d->kind},
       {"namespace", bounded(r->ns, b[0], &cut)},
       {"name", bounded(r->name, b[1], &cut)},
@@ -136,6 +137,10 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
   if (d->spontaneous) attrs[nattrs++] = (ripple_attr_t){"spontaneous", "true"};
   if (d->cause_unknown) attrs[nattrs++] = (ripple_attr_t){"causeUnknown", "true"};
   if (*d->owner) attrs[nattrs++] = (ripple_attr_t){"owner", d->owner};
+  if (*r->apiserver_trace && *r->apiserver_span) {
+    attrs[nattrs++] = (ripple_attr_t){"apiserverTraceId", r->apiserver_trace};
+    attrs[nattrs++] = (ripple_attr_t){"apiserverSpanId", r->apiserver_span};
+  }
   if (cut) {
     attrs[nattrs++] = (ripple_attr_t){"truncated", "true"};
     atomic_fetch_add(&w->m.truncated, 1);
