@@ -102,11 +102,15 @@ const char *wh_apiserver_tp(wh_t *w, const char *header) {
   return NULL;
 }
 
-/* The ids of a valid one into the review, as the lower-case hex it is. */
+/* The ids of a valid one into the review, as the lower-case hex it is, when
+ * its flags say sampled: kube-apiserver exports only sampled spans (its
+ * sampler is parent-based with a ratio), and a link to a span that was never
+ * exported would lead nowhere. */
 void wh_apiserver_tp_take(const char *tp, wh_review_t *r) {
   wh_traceparent_t parsed;
   r->apiserver_trace[0] = r->apiserver_span[0] = '\0';
-  if (!tp || wh_traceparent_parse(tp, strnlen(tp, WH_TRACEPARENT_LEN + 1), &parsed) != RIPPLE_OK)
+  if (!tp || wh_traceparent_parse(tp, strnlen(tp, WH_TRACEPARENT_LEN + 1), &parsed) != RIPPLE_OK ||
+      !(parsed.flags & 1))
     return;
   memcpy(r->apiserver_trace, tp + 3, 32);
   r->apiserver_trace[32] = '\0';

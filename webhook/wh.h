@@ -124,7 +124,7 @@ int wh_handle_as(wh_t *w, wh_certainty_t how, const char *body, size_t len, sbuf
  * none; several headers: pass WH_APISERVER_TP_MANY) and returns it when it is
  * exactly a W3C version-00 traceparent (55 characters, lower-case hex,
  * non-zero ids), else NULL, counting malformed ones. wh_handle_call answers
- * as wh_handle_as and records a valid one's ids on the write's span
+ * as wh_handle_as and records a valid, sampled one's ids on the write's span
  * (attributes apiserverTraceId, apiserverSpanId); nothing else depends on
  * it: not the CPID, not the span's parent. */
 extern const char WH_APISERVER_TP_MANY[];
