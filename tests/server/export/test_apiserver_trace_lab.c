@@ -164,8 +164,35 @@ static json_t *ripple_span_in_jaeger(const char *cpid, const char *span_id) {
   return NULL;
 }
 
+static int has_apiserver_service(void) {
+  char url[128];
+  snprintf(url, sizeof url, "%s/api/v3/services", jaeger_lab_query_url(jaeger));
+  hc_resp_t r;
+  int yes = hc_request("GET", url, NULL, 0, NULL, &r) == RIPPLE_OK && r.status == 200 && r.body &&
+            strstr(r.body, "\"apiserver\"");
+  hc_resp_free(&r);
+  return yes;
+}
+
+/* Until kube-apiserver's exporter has reached this Jaeger (any of its spans
+ * arrived: the lab's controllers make requests all the time). Its gRPC
+ * channel retries a refused connection with a backoff that grows to 120 s
+ * while nothing listens (between tests), and a batch sent while it is down
+ * is dropped: the write is made only once spans flow. */
+static void wait_apiserver_exporting(void) {
+  for (int i = 0; i < 1800; i++) { /* 180 s */
+    if (has_apiserver_service()) return;
+    sleep_ms(100);
+  }
+  fail_msg(
+      "no span of service apiserver reached Jaeger on 127.0.0.1:%s in 180 s (is the lab "
+      "up with --apiserver-tracing? `lab/lab logs kube-apiserver`)",
+      getenv("RIPPLE_LAB_OTLP_PORT"));
+}
+
 static void test_write_links_apiserver_span(void **state) {
   (void)state;
+  wait_apiserver_exporting();
   whlab_begin_cluster(&cl, "rastr");
   cl.server_args[0] = "--otlp-endpoint";
   cl.server_args[1] = jaeger_lab_otlp_url(jaeger);
