@@ -8,7 +8,9 @@
  * Which write waited for which, from what a trace records (docs/api.md,
  * "Critical path"): a write's predecessor is the latest of
  *   - the previous write of the same object (by uid, else kind, namespace
- *     and name): a Pod's status after its binding;
+ *     and name): a Pod's status after its binding; for a status write, also
+ *     the latest write of an object it owns (the span's owner attribute): a
+ *     ReplicaSet's status after its Pods';
  *   - for a write that keeps a CPID it did not make: the write that made it
  *     (the first of that CPID), whose admission the webhook counts the
  *     write's time from;
@@ -16,6 +18,7 @@
  *     the CPIDs that triggered the merge (all its sources when its mergelog
  *     names no trigger): an Endpoints update after the Pod status that made
  *     a Pod ready.
+ * A person's change (the first write of a root CPID) waited for nothing.
  * The path starts at the last write and follows predecessors back to a write
  * with none (the person's change). A hop's time is from its predecessor's
  * end to its own.
