@@ -73,15 +73,15 @@ static const char *change_of(const hop_t *a, const hop_t *b) {
   if (!a) return "appeared";
   if (!b) return "disappeared";
   if (a->count != b->count) return "count";
-  int64_t d = b->max - a->max, ad = d < 0 ? -d : d;
-  if (ad < 10000000 || ad * 4 < a->max) return "same";
+  int64_t d = cw_diff(b->max, a->max), ad = d == INT64_MIN ? INT64_MAX : d < 0 ? -d : d;
+  if (ad < 10000000 || ad < a->max / 4) return "same";
   return d > 0 ? "slower" : "faster";
 }
 
 static json_t *hop_json(const hop_t *a, const hop_t *b) {
   const hop_t *k = a ? a : b;
   if (!k) return NULL;
-  int64_t d = (b ? b->max : 0) - (a ? a->max : 0);
+  int64_t d = cw_diff(b ? b->max : 0, a ? a->max : 0);
   return json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:f}", "component", k->component, "write",
                    k->write, "kind", k->kind, "change", change_of(a, b), "a", side_json(a), "b",
                    side_json(b), "delta_ms", (double)d / 1e6);
@@ -159,7 +159,7 @@ static int writers_json(const side_t *a, const side_t *b, json_t *out) {
 }
 
 static int64_t total(const cw_trace_t *t) {
-  return t->last == CW_NONE ? 0 : t->w[t->last].end - t->w[t->first].end;
+  return t->last == CW_NONE ? 0 : cw_diff(t->w[t->last].end, t->w[t->first].end);
 }
 
 static json_t *summary(const side_t *s) {
@@ -180,7 +180,8 @@ int compare_compute(const json_t *a, const json_t *b, json_t **out) {
   if (rc == RIPPLE_OK) rc = writers_json(&sa, &sb, writers);
   if (rc == RIPPLE_OK) {
     *out = json_pack("{s:o, s:o, s:f, s:o, s:o}", "a", summary(&sa), "b", summary(&sb), "delta_ms",
-                     (double)(total(&sb.t) - total(&sa.t)) / 1e6, "hops", hops, "writers", writers);
+                     (double)cw_diff(total(&sb.t), total(&sa.t)) / 1e6, "hops", hops, "writers",
+                     writers);
     hops = writers = NULL;
     if (!*out) rc = RIPPLE_ENOMEM;
   }

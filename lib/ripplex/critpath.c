@@ -31,7 +31,7 @@ static int walk(const cw_trace_t *t, json_t *hops, int64_t *total) {
     json_t *h = hop_json(w, k + 1 < len ? w->took : 0);
     if (!h || json_array_append_new(hops, h) != 0) rc = RIPPLE_ENOMEM;
   }
-  *total = t->w[t->last].end - t->w[chain[len - 1]].end;
+  *total = cw_diff(t->w[t->last].end, t->w[chain[len - 1]].end);
   free(chain);
   return rc;
 }

@@ -242,7 +242,7 @@ static void link_writes(build_t *b) {
     }
   }
   for (size_t i = 0; i < t->n; i++)
-    t->w[i].took = t->w[i].pred == CW_NONE ? 0 : t->w[i].end - t->w[t->w[i].pred].end;
+    t->w[i].took = t->w[i].pred == CW_NONE ? 0 : cw_diff(t->w[i].end, t->w[t->w[i].pred].end);
 }
 
 int cw_load(const json_t *trace, cw_trace_t *t) {

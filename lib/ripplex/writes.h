@@ -40,6 +40,13 @@ typedef struct cw_trace {
   char **owned; /* owned: its owner's "kind/namespace/name", or NULL */
 } cw_trace_t;
 
+/* later - earlier, saturated: a hostile trace's times may be anywhere. */
+static inline int64_t cw_diff(int64_t later, int64_t earlier) {
+  int64_t d;
+  if (!__builtin_sub_overflow(later, earlier, &d)) return d;
+  return later > earlier ? INT64_MAX : INT64_MIN;
+}
+
 /* The writes of trace (its "spans" and "mergelogs"), each with its
  * predecessor. Spans without a cpid or a readable end are left out.
  * RIPPLE_OK, RIPPLE_EINVAL (not an object) or RIPPLE_ENOMEM. */
