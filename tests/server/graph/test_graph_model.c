@@ -361,7 +361,7 @@ static void mstep(model_t *m, graph_t *g) {
       s[k] = mcpid(m, src[k]);
     }
     int want = madd_ml(m, i, src, n, t, seq);
-    MCHECK(m, graph_add_mergelog(g, &c, s, (size_t)n, t, seq) == want);
+    MCHECK(m, graph_add_mergelog(g, &c, s, (size_t)n, NULL, t, seq) == want);
   } else if (r < 7) {
     if (m->present[i] && m->nspans[i] == RSPANS) return;
     mtouch(m, i, t);
