@@ -31,10 +31,32 @@ static const char *bounded(const char *s, char buf[WH_ATTR_MAX + 1], int *cut) {
 
 static _Thread_local const char *tl_component;
 static _Thread_local int tl_quiet;
+static _Thread_local ripple_cpid_t tl_trigger[WH_SOURCES_MAX + 1];
+static _Thread_local size_t tl_ntrigger;
 
 void wh_sink_scope(const char *component, int quiet) {
   tl_component = component;
   tl_quiet = quiet;
+  tl_ntrigger = 0;
+}
+
+void wh_sink_trigger(const ripple_cpid_t *ids, size_t n) {
+  if (n > sizeof tl_trigger / sizeof tl_trigger[0]) n = 0; /* not known: every source */
+  if (n) memcpy(tl_trigger, ids, n * sizeof *ids);
+  tl_ntrigger = n;
+}
+
+/* The scope's trigger that are among ml's sources, into out (the mergelog's
+ * trigger must be a subset of its sources: the server refuses it otherwise). */
+static size_t trigger_of(const ripple_mergelog_t *ml, ripple_cpid_t *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < tl_ntrigger; i++)
+    for (size_t k = 0; k < ml->nsources; k++)
+      if (ripple_cpid_equal(&tl_trigger[i], &ml->sources[k])) {
+        out[n++] = tl_trigger[i];
+        break;
+      }
+  return n;
 }
 
 void wh_sink_mergelog(void *ud, const ripple_mergelog_t *ml) {
@@ -42,6 +64,11 @@ void wh_sink_mergelog(void *ud, const ripple_mergelog_t *ml) {
   if (tl_quiet || !w->down.mergelog) return;
   ripple_mergelog_t copy = *ml;
   if (tl_component) copy.component = tl_component;
+  ripple_cpid_t trig[WH_SOURCES_MAX + 1];
+  if (ml->nsources && tl_ntrigger) {
+    copy.ntrigger = trigger_of(ml, trig);
+    copy.trigger = copy.ntrigger ? trig : NULL;
+  }
   /* The trace server refuses a whole batch over one long string. */
   static _Thread_local char b[4][WH_ATTR_MAX + 1];
   int cut = 0;
