@@ -435,8 +435,7 @@ int graph_cascade(const graph_t *g, const ripple_cpid_t *from, graph_scope_t sco
   vid_t v = graph_find(g, from);
   if (!v) return RIPPLE_ENOENT;
   vmap_t seen;
-  int rc =
-      bfs(g, v, 1, scope == GRAPH_OWN, limit ? limit : SIZE_MAX, &seen, out, n, truncated);
+  int rc = bfs(g, v, 1, scope == GRAPH_OWN, limit ? limit : SIZE_MAX, &seen, out, n, truncated);
   if (rc == RIPPLE_OK) vmap_fini(&seen);
   return rc;
 }

@@ -5,9 +5,9 @@
  * for each source. An edge is a trigger edge when its source caused the merge
  * (the mergelog's "trigger" list names it, or the mergelog has no such list:
  * docs/api.md); the others carry an earlier context along. A change's own
- * cascade follows trigger edges only; what is reachable follows them all. Each vertex also remembers where its records live in the
- * store (its mergelog's row, its spans' rows), so every query by CPID is
- * answered from memory plus primary-key reads, and the store needs no index on
+ * cascade follows trigger edges only; what is reachable follows them all. Each vertex also
+ * remembers where its records live in the store (its mergelog's row, its spans' rows), so every
+ * query by CPID is answered from memory plus primary-key reads, and the store needs no index on
  * CPIDs (which would cost SQLite most of its insert rate).
  *
  * Not thread-safe by itself: the server guards it with a read-write lock (one

@@ -88,7 +88,7 @@ typedef struct rec {
   ripple_cpid_t cpid;
   int64_t time[2]; /* a mergelog's time; a span's start and end */
   size_t nsrc, src_bad;
-  const char *src_why; /* why source src_bad is bad */
+  const char *src_why;    /* why source src_bad is bad */
   size_t ntrig, trig_bad; /* the same of the trigger list */
   const char *trig_why;
   size_t nattr;
@@ -123,7 +123,6 @@ typedef struct dctx {
   ripple_attr_t *attrs;
   ripple_cpid_t *trig; /* the record's trigger list (at most max_sources kept) */
   size_t trig_cap;
-  sbuf_t tbuf; /* the trigger list's canonical JSON, put into the body */
   dec_seen_t seen;
   sbuf_t karena;
   kent_t *keys;
@@ -310,29 +309,6 @@ static int check_trigger(dctx_t *d, size_t off) {
                            d->err);
 }
 
-/* The trigger list into the record's canonical body (starting at body_off),
- * just after its sources: `,"trigger":[...]`. */
-static int put_trigger(dctx_t *d, size_t body_off) {
-  sbuf_t *t = &d->tbuf, *body = &d->b->body;
-  t->len = 0;
-  sbuf_puts(t, ",\"trigger\":[");
-  for (size_t i = 0; i < d->r.ntrig; i++) {
-    if (i) sbuf_putc(t, ',');
-    wire_cpid(t, &d->trig[i]);
-  }
-  sbuf_putc(t, ']');
-  if (t->oom || sbuf_reserve(body, t->len) != RIPPLE_OK) return RIPPLE_ENOMEM;
-  /* The sources' array ends at the body's first ']': CPIDs have none. */
-  char *end = memchr(body->p + body_off, ']', body->len - body_off);
-  if (!end) return RIPPLE_EINVAL;
-  size_t at = (size_t)(end - body->p) + 1;
-  memmove(body->p + at + t->len, body->p + at, body->len - at);
-  memcpy(body->p + at, t->p, t->len);
-  body->len += t->len;
-  body->p[body->len] = '\0';
-  return RIPPLE_OK;
-}
-
 static int end_mergelog(dctx_t *d) {
   dec_batch_t *b = d->b;
   rec_t *r = &d->r;
@@ -362,9 +338,11 @@ static int end_mergelog(dctx_t *d) {
   ml.sources = n ? b->src + off : NULL;
   ml.nsources = n;
   size_t body_off = b->body.len;
-  wire_mergelog(&b->body, &ml);
+  /* The encoder puts the trigger list just after the sources. */
   int has_trigger = r->f[M_TRIGGER].type == V_ARRAY;
-  if (has_trigger && (rc = put_trigger(d, body_off)) != RIPPLE_OK) return rc;
+  ml.trigger = has_trigger ? d->trig : NULL;
+  ml.ntrigger = has_trigger ? r->ntrig : 0;
+  wire_mergelog(&b->body, &ml);
   if ((rc = dec_batch_add(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK)
     return rc;
   b->rec[b->n - 1].has_trigger = (uint8_t)has_trigger;
@@ -734,7 +712,6 @@ int dec_decode(dec_kind_t kind, const char *json, size_t len, const dec_limits_t
   out->kind = kind;
   sbuf_init(&d->str);
   sbuf_init(&d->karena);
-  sbuf_init(&d->tbuf);
   (void)rnd_bytes(&d->seen.seed, sizeof d->seen.seed); /* without it, a fixed seed still works */
   if (kind == DEC_SPANS) {
     d->attr = malloc((lim->max_attrs + 1) * sizeof *d->attr);
@@ -752,7 +729,6 @@ done:
     free(d->attrs);
     free(d->keys);
     free(d->trig);
-    sbuf_free(&d->tbuf);
     sbuf_free(&d->str);
     sbuf_free(&d->karena);
     free(d);

@@ -39,8 +39,8 @@ typedef struct dec_rec {
   size_t src_off; /* into dec_batch_t.src (and .trig) */
   uint32_t nsrc;
   uint8_t has_trigger; /* a mergelog with a trigger list (dec_trigger) */
-  uint32_t uid_off; /* into dec_batch_t.uids */
-  size_t body_off;  /* into dec_batch_t.body */
+  uint32_t uid_off;    /* into dec_batch_t.uids */
+  size_t body_off;     /* into dec_batch_t.body */
   uint32_t body_len;
   /* A root mergelog's object.uid when dec_uid_ok takes it (the roots index);
    * 0 for every other record. */

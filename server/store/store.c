@@ -143,8 +143,8 @@ static int upgrade_columns(store_t *s, char *err, size_t cap) {
     ripple_log(RIPPLE_LOG_INFO, "store_upgraded", "columns=object ms=%.1f",
                (double)(mono_ns() - t0) / 1e6);
   }
-  have = sqlite3_prepare_v2(s->w, "SELECT trig FROM mergelogs LIMIT 0", -1, &probe, NULL) ==
-         SQLITE_OK;
+  have =
+      sqlite3_prepare_v2(s->w, "SELECT trig FROM mergelogs LIMIT 0", -1, &probe, NULL) == SQLITE_OK;
   sqlite3_finalize(probe);
   if (!have) {
     if (sqlite3_exec(s->w, upgrade_trig, NULL, NULL, &msg) != SQLITE_OK) {
@@ -287,9 +287,8 @@ static void row_object(sqlite3_stmt *q, int i, store_row_t *row) {
 static int load_mergelogs(store_t *st, const store_loader_t *l) {
   sqlite3_stmt *q = NULL;
   int rc = sqlite3_prepare_v2(
-      st->w,
-      "SELECT seq, cpid, time, sources, okind, ons, oname, trig FROM mergelogs ORDER BY seq", -1,
-      &q, NULL);
+      st->w, "SELECT seq, cpid, time, sources, okind, ons, oname, trig FROM mergelogs ORDER BY seq",
+      -1, &q, NULL);
   while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
     int nsrc = sqlite3_column_bytes(q, 3);
     if (sqlite3_column_bytes(q, 1) != 16 || nsrc % 16) continue; /* not ours: skip */

@@ -196,28 +196,6 @@ static int ref_trigger(ref_ctx_t *d, json_t *o, dec_batch_t *b, size_t off, size
   return RIPPLE_OK;
 }
 
-/* The canonical body of ml with the trigger list after its sources. */
-static void ref_body(sbuf_t *body, const ripple_mergelog_t *ml, const ripple_cpid_t *t,
-                     size_t nt) {
-  sbuf_t one;
-  sbuf_init(&one);
-  wire_mergelog(&one, ml);
-  if (one.oom) {
-    body->oom = 1;
-    return;
-  }
-  size_t at = (size_t)(strchr(one.p, ']') - one.p) + 1;
-  sbuf_put(body, one.p, at);
-  sbuf_puts(body, ",\"trigger\":[");
-  for (size_t i = 0; i < nt; i++) {
-    if (i) sbuf_putc(body, ',');
-    wire_cpid(body, &t[i]);
-  }
-  sbuf_putc(body, ']');
-  sbuf_put(body, one.p + at, one.len - at);
-  sbuf_free(&one);
-}
-
 static int decode_mergelog(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *seen) {
   ripple_mergelog_t ml = {0};
   int rc = get_cpid(d, json_object_get(o, "cpid"), "cpid", &ml.cpid);
@@ -279,10 +257,9 @@ static int ref_decode_rest(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *
   ml.sources = s + off;
   ml.nsources = n;
   size_t body_off = b->body.len, uids_len = b->uids.len;
-  if (has_trigger)
-    ref_body(&b->body, &ml, trig, nt);
-  else
-    wire_mergelog(&b->body, &ml);
+  ml.trigger = has_trigger ? trig : NULL;
+  ml.ntrigger = has_trigger ? nt : 0;
+  wire_mergelog(&b->body, &ml);
   if ((rc = add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK) return rc;
   b->rec[b->n - 1].has_trigger = (uint8_t)has_trigger;
   if (n == 0 && (rc = ref_note_uid(b, obj.uid)) != RIPPLE_OK) return rc;
