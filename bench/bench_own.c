@@ -106,8 +106,9 @@ static int cmp_i64(const void *a, const void *b) {
 
 static void show(const char *what, int64_t *ns, size_t n, size_t size, const char *unit) {
   qsort(ns, n, sizeof *ns, cmp_i64);
-  printf("  %-44s p50 %8.2f ms  p99 %8.2f ms  (%zu %s)\n", what, (double)ns[n / 2] / 1e6,
-         (double)ns[n * 99 / 100] / 1e6, size, unit);
+  size_t p50 = n / 2, p99 = n * 99 / 100;
+  printf("  %-44s p50 %8.2f ms  p99 %8.2f ms  (%zu %s)\n", what, (double)ns[p50] / 1e6,
+         (double)ns[p99] / 1e6, size, unit);
 }
 
 static void time_trace(srv_t *s, const ripple_cpid_t *c, graph_scope_t scope, const char *what) {

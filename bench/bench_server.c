@@ -390,7 +390,8 @@ static void graph_worst(srv_t *s, uint64_t nv) {
     ripple_cpid_t id, parent;
     cpid_of(nv + k, &id);
     cpid_of(nv + (k ? (k - 1) / 4 : 0), &parent);
-    if (graph_add_mergelog(s->core.g, &id, &parent, k ? 1 : 0, NULL, 0, nv + k + 1) != 1) failures++;
+    if (graph_add_mergelog(s->core.g, &id, &parent, k ? 1 : 0, NULL, 0, nv + k + 1) != 1)
+      failures++;
   }
   ripple_cpid_t root;
   cpid_of(nv, &root);
