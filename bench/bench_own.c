@@ -107,8 +107,8 @@ static int cmp_i64(const void *a, const void *b) {
 static void show(const char *what, int64_t *ns, size_t n, size_t size, const char *unit) {
   qsort(ns, n, sizeof *ns, cmp_i64);
   size_t p50 = n / 2, p99 = n * 99 / 100;
-  printf("  %-44s p50 %8.2f ms  p99 %8.2f ms  (%zu %s)\n", what, (double)ns[p50] / 1e6,
-         (double)ns[p99] / 1e6, size, unit);
+  printf("  %-44s p50 %9.1f us  p99 %9.1f us  (%zu %s)\n", what, (double)ns[p50] / 1e3,
+         (double)ns[p99] / 1e3, size, unit);
 }
 
 static void time_trace(srv_t *s, const ripple_cpid_t *c, graph_scope_t scope, const char *what) {
@@ -235,7 +235,7 @@ static double ingest_run(unsigned run, int trigger, size_t n) {
 }
 
 static void bench_ingest(void) {
-  enum { N = 200000, ROUNDS = 3 };
+  enum { N = 200000, ROUNDS = 5 };
   printf(
       "srv_ingest (all but HTTP) of %d mergelogs of two sources, 1,000 per request, "
       "alternated, wall us per record:\n",
