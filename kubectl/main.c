@@ -23,11 +23,8 @@
 static json_t *optional(kr_ts_t *ts, const char *cpid, const char *what, int reachable) {
   char err[1024], q[64];
   json_t *j = NULL;
-  /* Details take the trace's scope; stalls are the cascade's as they are. */
-  snprintf(q, sizeof q, "%s%s", what,
-           strcmp(what, "details") ? ""
-           : reachable             ? "?scope=reachable"
-                                   : "?scope=own");
+  /* Details and stalls of the trace's scope. */
+  snprintf(q, sizeof q, "%s?scope=%s", what, reachable ? "reachable" : "own");
   int rc = kr_tserver_cpid_get(ts, cpid, q, &j, err, sizeof err);
   if (rc != RIPPLE_OK && rc != RIPPLE_ENOENT)
     fprintf(stderr, "warning: the trace without %s: %s\n", what, err);

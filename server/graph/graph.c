@@ -446,6 +446,11 @@ int graph_related(const graph_t *g, const ripple_cpid_t *from, size_t limit, vid
 }
 
 int graph_descends(const graph_t *g, const ripple_cpid_t *anc, const ripple_cpid_t *desc) {
+  return graph_descends_in(g, anc, desc, GRAPH_REACHABLE);
+}
+
+int graph_descends_in(const graph_t *g, const ripple_cpid_t *anc, const ripple_cpid_t *desc,
+                      graph_scope_t scope) {
   if (!memcmp(anc, desc, sizeof *anc)) return 1;
   vid_t a = graph_find(g, anc), d = graph_find(g, desc);
   if (!a || !d) return 0;
@@ -458,7 +463,7 @@ int graph_descends(const graph_t *g, const ripple_cpid_t *anc, const ripple_cpid
     vid_t x = stack[--top];
     if (x == a) return 1;
     for (uint32_t e = V(g, x)->in; e && top < GRAPH_DESCENDS_BUDGET; e = E(g, e)->next)
-      stack[top++] = TO(g, e);
+      if (scope == GRAPH_REACHABLE || TRIG(g, e)) stack[top++] = TO(g, e);
   }
   return 0;
 }

@@ -61,6 +61,10 @@ int graph_cascade(const graph_t *g, const ripple_cpid_t *from, graph_scope_t sco
 /* graph_cascade(..., GRAPH_REACHABLE, ...). */
 int graph_related(const graph_t *g, const ripple_cpid_t *from, size_t limit, vid_t **out, size_t *n,
                   int *truncated);
+/* graph_descends (below) in a scope: with GRAPH_OWN, desc is in anc's own
+ * cascade (reached along trigger edges only). */
+int graph_descends_in(const graph_t *g, const ripple_cpid_t *anc, const ripple_cpid_t *desc,
+                      graph_scope_t scope);
 
 /* 1 when desc is anc, or anc is reached walking edges backwards from desc
  * within `budget` vertices (a small walk, without allocating: a cascade's

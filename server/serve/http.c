@@ -267,7 +267,7 @@ static enum MHD_Result handle_facts(http_t *h, struct MHD_Connection *c, const r
   sbuf_init(&b);
   int status = !strcmp(what, "details")    ? tdet_answer(&h->srv->details, id, scope, limit, &b)
                : !strcmp(what, "expected") ? stalls_model(&h->srv->stalls, &b)
-                                           : stalls_answer(&h->srv->stalls, id, &b);
+                                           : stalls_answer(&h->srv->stalls, id, scope, &b);
   enum MHD_Result rc = status == 404
                            ? send_error(c, 404, -1, "cpid", "no such CPID in the merge graph")
                            : send_answer(c, status, &b);

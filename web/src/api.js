@@ -205,8 +205,8 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
   }
 
   /*
-   * What a trace's page shows beside its spans: {details, stalls, error, failed}, the
-   * details of the trace's scope ('own' or 'reachable').
+   * What a trace's page shows beside its spans: {details, stalls, error, failed}, of the
+   * trace's scope ('own' or 'reachable').
    * details and stalls are the answers, or null when the server has not got them (older)
    * or failed: then failed names which ('details', 'stalls') and error says why (the
    * trace stands without them). Rejects only when aborted.
@@ -217,7 +217,7 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
       if (e?.name === 'AbortError') throw e;
       return { v: null, e };
     });
-    const [d, st] = await Promise.all([settle(optional(id, 'details', signal, scope)), settle(optional(id, 'stalls', signal))]);
+    const [d, st] = await Promise.all([settle(optional(id, 'details', signal, scope)), settle(optional(id, 'stalls', signal, scope))]);
     const failed = [d.e ? 'details' : null, st.e ? 'stalls' : null].filter(Boolean);
     return { details: d.v, stalls: st.v, error: d.e ?? st.e ?? null, failed };
   }

@@ -258,8 +258,8 @@ static void test_scope_refusals(void **state) {
   rig_t *r = *state;
   rig_open(r);
   post_all(r, 1);
-  static const char *const what[] = {"trace?scope=mine", "related?scope=", "spans?scope=OWN",
-                                     "mergelogs?scope=all", "details?scope=x"};
+  static const char *const what[] = {"trace?scope=mine",    "related?scope=",  "spans?scope=OWN",
+                                     "mergelogs?scope=all", "details?scope=x", "stalls?scope=1"};
   for (size_t i = 0; i < sizeof what / sizeof *what; i++) {
     json_t *e = get(r, P(1), what[i], i == 1 ? 200 : 400);
     if (i != 1) assert_string_equal(json_string_value(json_object_get(e, "field")), "scope");
