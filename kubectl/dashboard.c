@@ -266,7 +266,11 @@ int kr_dashboard(const kr_args_t *a, kr_ts_t *ts) {
   r.port = port;
   char base[128], url[200];
   snprintf(base, sizeof base, "http://127.0.0.1:%u/%s/", (unsigned)port, r.secret);
-  snprintf(url, sizeof url, "%s%s%s", base, canon[0] ? "#/trace/" : "", canon);
+  /* The dashboard keeps its scope in the deep link (docs/dashboard.md). */
+  snprintf(url, sizeof url, "%s%s%s%s", base, canon[0] ? "#/trace/" : "", canon,
+           !a->reachable ? ""
+           : canon[0]    ? "?scope=reachable"
+                         : "#/find?scope=reachable");
   /* The first line for scripts; written before serving, and stdout not used
    * again (it may be closed once read). */
   printf("dashboard: %s\n", base);
