@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+const char webfile_csp[] = WEBFILE_CSP;
+
 const char *webfile_type(const char *name) {
   static const char *const t[][2] = {{".html", "text/html; charset=utf-8"},
                                      {".js", "text/javascript; charset=utf-8"},

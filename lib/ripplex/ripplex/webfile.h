@@ -18,9 +18,13 @@
  * name, value pairs for httpd_send_headers (ripplex/httpd.h): its CSP, no
  * sniffing, no framing, no referrer, and no use by another origin. */
 #define WEBFILE_SECURITY_HEADERS                                                                  \
-  "Content-Security-Policy", WEBFILE_CSP, "X-Content-Type-Options", "nosniff", "X-Frame-Options", \
+  "Content-Security-Policy", webfile_csp, "X-Content-Type-Options", "nosniff", "X-Frame-Options", \
       "DENY", "Referrer-Policy", "no-referrer", "Cross-Origin-Resource-Policy", "same-origin",    \
       "Cross-Origin-Opener-Policy", "same-origin"
+
+/* WEBFILE_CSP as one string (an array initializer would take the literal's
+ * pieces for a missing comma). */
+extern const char webfile_csp[];
 
 /* The Content-Type of a file by its name's extension (after the last '/'),
  * application/octet-stream for any other. */
