@@ -29,6 +29,7 @@
 #include "ripplex/prom.h"
 #include "ripplex/sbuf.h"
 
+#include "analysis/paths.h"
 #include "graph/trace.h"
 #include "ingest/gzip.h"
 
@@ -307,6 +308,57 @@ static enum MHD_Result handle_trace(http_t *h, struct MHD_Connection *c, const r
   return send_cpid_answer(c, status, &b);
 }
 
+/* ?limit= and ?scope= of an answer computed from whole traces: at most the
+ * server's query limit of CPIDs, own by default. 0 after answering a 400. */
+static int whole_args(http_t *h, struct MHD_Connection *c, size_t *limit, graph_scope_t *scope,
+                      enum MHD_Result *rc) {
+  *limit = arg_size(c, "limit", 0);
+  if (*limit == (size_t)-1) {
+    *rc = send_error(c, 400, -1, "limit", "must be a non-negative integer");
+    return 0;
+  }
+  if (!*limit || *limit > h->srv->cfg.query_limit) *limit = h->srv->cfg.query_limit;
+  if (!arg_scope(c, GRAPH_OWN, scope)) {
+    *rc = send_scope_error(c);
+    return 0;
+  }
+  return 1;
+}
+
+/* GET /v1/cpids/{cpid}/critical-path[?scope=own|reachable][&limit=N]: the
+ * chain of writes that ends at the cascade's last write (analysis/paths.h). */
+static enum MHD_Result handle_critical(http_t *h, struct MHD_Connection *c,
+                                       const ripple_cpid_t *id) {
+  size_t limit;
+  graph_scope_t scope;
+  enum MHD_Result rc;
+  if (!whole_args(h, c, &limit, &scope, &rc)) return rc;
+  sbuf_t b;
+  sbuf_init(&b);
+  return send_cpid_answer(c, paths_critical(&h->srv->core, id, scope, limit, &b), &b);
+}
+
+/* A CPID from the query argument name; 0 when it is not one. */
+static int arg_cpid(struct MHD_Connection *c, const char *name, ripple_cpid_t *out) {
+  const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+  return v && ripple_cpid_parse(v, strlen(v), out) == RIPPLE_OK;
+}
+
+/* GET /v1/compare?a=CPID&b=CPID[&scope=own|reachable][&limit=N]: two
+ * cascades compared, hop by hop (analysis/paths.h). */
+static enum MHD_Result handle_compare(http_t *h, struct MHD_Connection *c) {
+  ripple_cpid_t a, bid;
+  if (!arg_cpid(c, "a", &a)) return send_error(c, 400, -1, "a", "must be a CPID");
+  if (!arg_cpid(c, "b", &bid)) return send_error(c, 400, -1, "b", "must be a CPID");
+  size_t limit;
+  graph_scope_t scope;
+  enum MHD_Result rc;
+  if (!whole_args(h, c, &limit, &scope, &rc)) return rc;
+  sbuf_t b;
+  sbuf_init(&b);
+  return send_cpid_answer(c, paths_compare(&h->srv->core, &a, &bid, scope, limit, &b), &b);
+}
+
 static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const char *rest) {
   /* rest = "<cpid>/<what>" */
   ripple_cpid_t id;
@@ -318,6 +370,7 @@ static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const ch
   query_t q;
   if (!strcmp(what, "details") || !strcmp(what, "stalls")) return handle_facts(h, c, &id, what);
   if (!strcmp(what, "trace")) return handle_trace(h, c, &id);
+  if (!strcmp(what, "critical-path")) return handle_critical(h, c, &id);
   if (!strcmp(what, "related"))
     q = Q_RELATED;
   else if (!strcmp(what, "origins"))
@@ -329,7 +382,8 @@ static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const ch
   else
     return send_error(
         c, 404, -1, "",
-        "unknown query; use related, origins, mergelogs, spans, trace, details or stalls");
+        "unknown query; use related, origins, mergelogs, spans, trace, critical-path, details "
+        "or stalls");
   size_t limit = arg_size(c, "limit", 0);
   if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
   /* related, mergelogs and spans keep the CPID paper's meaning by default
@@ -511,7 +565,8 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   if (get && web_claims(url)) return web_answer(h->o.web, c, url);
   int search = !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots");
   int stalls = !strcmp(url, "/v1/stalls") || !strcmp(url, "/v1/stalls/expected");
-  int known = ingest || search || details || stalls || !strcmp(url, "/v1/traces") ||
+  int compare = !strcmp(url, "/v1/compare");
+  int known = ingest || search || details || stalls || compare || !strcmp(url, "/v1/traces") ||
               !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
               !strncmp(url, "/v1/objects/", 12);
   if (!get)
@@ -546,6 +601,10 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   if (search) {
     *which = ROUTE_QUERY;
     return url[4] == 'o' ? handle_objects(h, c) : handle_roots(h, c);
+  }
+  if (compare) {
+    *which = ROUTE_QUERY;
+    return handle_compare(h, c);
   }
   return send_error(c, 404, -1, "", unknown_path_message(url));
 }
