@@ -59,6 +59,7 @@ static const struct {
     {"trace", KR_CMD_TRACE},     {"last", KR_CMD_LAST},
     {"why", KR_CMD_WHY},         {"help", KR_CMD_HELP},
     {"version", KR_CMD_VERSION}, {"dashboard", KR_CMD_DASHBOARD},
+    {"diff", KR_CMD_DIFF},
 };
 
 static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -167,6 +168,8 @@ static int bool_flag(const char *arg, kr_args_t *a) {
     a->no_browser = 1;
   } else if (!strcmp(arg, "--reachable")) {
     a->reachable = 1;
+  } else if (!strcmp(arg, "--critical-path")) {
+    a->critical_path = 1;
   } else if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
     a->cmd = KR_CMD_HELP;
   } else {
@@ -183,6 +186,11 @@ static int positional(kr_args_t *a, const char *arg, size_t npos, char *err, siz
         return RIPPLE_OK;
       }
     return fail(err, cap, "unknown command \"%s\" (try: kubectl ripple help)", arg);
+  }
+  if (a->cmd == KR_CMD_DIFF) {
+    if (npos > 2) return fail(err, cap, "diff takes two CPIDs, \"%s\" is one too many", arg);
+    *(npos == 1 ? &a->cpid : &a->cpid2) = arg;
+    return RIPPLE_OK;
   }
   if (a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD) {
     if (npos > 1)
@@ -220,8 +228,11 @@ static int check(const kr_args_t *a, char *err, size_t cap) {
     return fail(err, cap, "name the object as KIND/NAME (deploy/web) or KIND NAME");
   if (a->cmd != KR_CMD_DASHBOARD && (a->port >= 0 || a->no_browser))
     return fail(err, cap, "--port and --no-browser are dashboard's flags");
-  if (a->reachable && a->cmd != KR_CMD_TRACE && a->cmd != KR_CMD_LAST && a->cmd != KR_CMD_DASHBOARD)
-    return fail(err, cap, "--reachable and --scope are for trace, last and dashboard");
+  if (a->reachable && a->cmd != KR_CMD_TRACE && a->cmd != KR_CMD_LAST &&
+      a->cmd != KR_CMD_DASHBOARD && a->cmd != KR_CMD_DIFF)
+    return fail(err, cap, "--reachable and --scope are for trace, last, diff and dashboard");
+  if (a->critical_path && a->cmd != KR_CMD_TRACE && a->cmd != KR_CMD_LAST)
+    return fail(err, cap, "--critical-path is for trace and last");
   switch (a->cmd) {
     case KR_CMD_NONE: return fail(err, cap, "no command given (try: kubectl ripple help)");
     case KR_CMD_APPLY:
@@ -236,6 +247,10 @@ static int check(const kr_args_t *a, char *err, size_t cap) {
       break;
     case KR_CMD_TRACE:
       if (!a->cpid) return fail(err, cap, "trace needs a CPID");
+      break;
+    case KR_CMD_DIFF:
+      if (!a->cpid2)
+        return fail(err, cap, "diff needs two CPIDs: the cascade to compare with first");
       break;
     default: break;
   }
@@ -285,6 +300,9 @@ void kr_usage(FILE *f) {
       "  kubectl ripple trace CPID [-o json] [--reachable]   the change's own cascade;\n"
       "      --reachable (--scope reachable): everything reachable from it\n"
       "  kubectl ripple last KIND/NAME [-o json] [--reachable]\n"
+      "      --critical-path (trace, last): the chain of hops that decided how long it took\n"
+      "  kubectl ripple diff CPID_A CPID_B [-o json] [--reachable]   two cascades compared, hop "
+      "by hop\n"
       "  kubectl ripple why KIND/NAME [-o json]   the writes from the root change to\n"
       "      the object's latest write: who, what changed, how long each took\n"
       "  kubectl ripple dashboard [CPID] [--port N] [--no-browser] [--reachable]   the dashboard "

@@ -47,6 +47,7 @@ typedef enum kr_cmd {
   KR_CMD_LAST,
   KR_CMD_WHY,
   KR_CMD_DASHBOARD,
+  KR_CMD_DIFF,
 } kr_cmd_t;
 
 typedef struct kr_args {
@@ -57,7 +58,8 @@ typedef struct kr_args {
   const char *patch;          /* patch -p */
   const char *server;         /* --server */
   const char *server_service; /* --server-service */
-  const char *cpid;           /* trace CPID, dashboard [CPID] */
+  const char *cpid;           /* trace CPID, dashboard [CPID], diff CPID_A */
+  const char *cpid2;          /* diff CPID_B */
   ripple_kube_patch_t patch_type;
   long replicas; /* scale --replicas; -1 when not given */
   int json;      /* -o json */
@@ -67,6 +69,7 @@ typedef struct kr_args {
   /* trace, last, dashboard: everything reachable from the CPID (--reachable,
    * --scope reachable) instead of the change's own cascade (docs/api.md). */
   int reachable;
+  int critical_path; /* trace, last: --critical-path (paths.c) */
   /* KIND/NAME or KIND NAME, split. */
   char resource[128];
   char name[256];
@@ -210,6 +213,15 @@ void kr_answers_free(kr_answers_t *a);
  * endpoint), RIPPLE_EINVAL for a uid the server does not index. */
 int kr_tserver_roots(kr_ts_t *ts, const char *uid, size_t limit, json_t **out, char *err,
                      size_t cap);
+
+/* ---- critical paths and comparisons (paths.c) ------------------------------------ */
+
+/* `trace CPID --critical-path`: the path's hops as a table (or -o json);
+ * the exit status. */
+int kr_critical_path(const kr_args_t *a, kr_ts_t *ts, const char *cpid);
+/* `diff CPID_A CPID_B`: the two cascades compared hop by hop; the exit
+ * status. */
+int kr_diff_cascades(const kr_args_t *a, kr_ts_t *ts);
 
 /* ---- the cascade tree (tree.c) ---------------------------------------------------- */
 

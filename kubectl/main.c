@@ -92,7 +92,10 @@ static int run(kr_kube_t *k, const kr_args_t *a) {
   char err[1024], cpid[RIPPLE_CPID_STRLEN + 1];
   int rc;
   switch (a->cmd) {
-    case KR_CMD_TRACE: return print_trace(a, k->ts, a->cpid);
+    case KR_CMD_TRACE:
+      return a->critical_path ? kr_critical_path(a, k->ts, a->cpid)
+                              : print_trace(a, k->ts, a->cpid);
+    case KR_CMD_DIFF: return kr_diff_cascades(a, k->ts);
     case KR_CMD_DASHBOARD: return kr_dashboard(a, k->ts);
     case KR_CMD_APPLY: rc = kr_apply(k, a, stdout, err, sizeof err); break;
     case KR_CMD_SCALE: rc = kr_scale(k, a, stdout, err, sizeof err); break;
@@ -105,7 +108,8 @@ static int run(kr_kube_t *k, const kr_args_t *a) {
     fprintf(stderr, "error: %s\n", err);
     return 1;
   }
-  return a->cmd == KR_CMD_LAST ? print_trace(a, k->ts, cpid) : 0;
+  if (a->cmd != KR_CMD_LAST) return 0;
+  return a->critical_path ? kr_critical_path(a, k->ts, cpid) : print_trace(a, k->ts, cpid);
 }
 
 /* With a client as kubectl would make it (none for a trace from a URL), and
@@ -113,8 +117,8 @@ static int run(kr_kube_t *k, const kr_args_t *a) {
 static int with_cluster(const kr_args_t *a, const kr_where_t *w) {
   char err[1024];
   int reads = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_LAST || a->cmd == KR_CMD_WHY ||
-              a->cmd == KR_CMD_DASHBOARD;
-  int url_only = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD;
+              a->cmd == KR_CMD_DASHBOARD || a->cmd == KR_CMD_DIFF;
+  int url_only = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD || a->cmd == KR_CMD_DIFF;
   ripple_kube_config_t *cfg = NULL;
   kr_kube_t k = {NULL, NULL, NULL};
   int rc = RIPPLE_OK;

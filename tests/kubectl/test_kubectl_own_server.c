@@ -188,7 +188,54 @@ static void test_flags_refused(void **state) {
   assert_non_null(strstr(out, "--scope must be own"));
   out = run("scale deploy/web --replicas=2 --reachable", &st);
   assert_int_equal(st, 2);
-  assert_non_null(strstr(out, "--reachable and --scope are for trace, last and dashboard"));
+  assert_non_null(strstr(out, "--reachable and --scope are for trace, last, diff and dashboard"));
+  out = run("scale deploy/web --replicas=2 --critical-path", &st);
+  assert_int_equal(st, 2);
+  assert_non_null(strstr(out, "--critical-path is for trace and last"));
+  out = run("diff " P1, &st);
+  assert_int_equal(st, 2);
+  assert_non_null(strstr(out, "diff needs two CPIDs"));
+}
+
+/* --critical-path and diff, computed by ripplex from the same traces: the
+ * first scale's path ends at one of its own Pods' creates; the two scales
+ * compared make the same writes. */
+static void test_critical_path_and_diff(void **state) {
+  rig_t *r = *state;
+  char args[256];
+  int st;
+  snprintf(args, sizeof args, "trace " P1 " --server %s --critical-path -o json", r->base);
+  char *out = run(args, &st);
+  if (st != 0) fail_msg("kubectl-ripple %s: status %d:\n%s", args, st, out);
+  json_t *j = json_loads(out, 0, NULL);
+  if (!j) fail_msg("not JSON: %s", out);
+  const json_t *hops = json_object_get(j, "hops");
+  assert_true(json_array_size(hops) >= 1);
+  const json_t *last = json_array_get(hops, json_array_size(hops) - 1);
+  assert_string_equal(json_string_value(json_object_get(last, "write")), "create pods");
+  assert_int_equal(strncmp(json_string_value(json_object_get(last, "name")), "web-1-", 6), 0);
+  assert_string_equal(json_string_value(json_object_get(j, "scope")), "own");
+  json_decref(j);
+  snprintf(args, sizeof args, "trace " P1 " --server %s --critical-path", r->base);
+  out = run(args, &st);
+  assert_int_equal(st, 0);
+  assert_non_null(strstr(out, "critical path of " P1));
+
+  snprintf(args, sizeof args, "diff " P1 " " P2 " --server %s -o json", r->base);
+  out = run(args, &st);
+  if (st != 0) fail_msg("kubectl-ripple %s: status %d:\n%s", args, st, out);
+  j = json_loads(out, 0, NULL);
+  if (!j) fail_msg("not JSON: %s", out);
+  const json_t *h = json_array_get(json_object_get(j, "hops"), 0);
+  assert_string_equal(json_string_value(json_object_get(h, "write")), "create pods");
+  assert_string_equal(json_string_value(json_object_get(h, "change")), "same");
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(h, "a"), "count")), PODS);
+  assert_string_equal(json_string_value(json_object_get(json_object_get(j, "b"), "cpid")), P2);
+  json_decref(j);
+  snprintf(args, sizeof args, "diff " P1 " " P2 " --server %s", r->base);
+  out = run(args, &st);
+  assert_int_equal(st, 0);
+  assert_non_null(strstr(out, "create pods"));
 }
 
 int main(void) {
@@ -196,6 +243,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_trace_own_and_reachable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_trace_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_flags_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_critical_path_and_diff, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,168 @@
+/*
+ * paths.c - `kubectl ripple trace CPID --critical-path` (and `last
+ * --critical-path`): which hops decided how long a cascade took; and
+ * `kubectl ripple diff CPID_A CPID_B`: two cascades of the same kind of
+ * change compared. Both are computed here by ripplex (critpath.h,
+ * compare.h) from the traces this plugin reads anyway, the same code the
+ * trace server's /critical-path and /v1/compare answer with.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kr.h"
+#include "ripplex/compare.h"
+#include "ripplex/critpath.h"
+
+/* cpid's trace, as critpath.h and compare.h read one (a new reference), or
+ * NULL with err said. */
+static json_t *trace_of(kr_ts_t *ts, const char *cpid, int reachable, char *err, size_t cap) {
+  kr_answers_t ans;
+  if (kr_tserver_fetch(ts, cpid, reachable, &ans, err, cap) != RIPPLE_OK) return NULL;
+  json_t *t = json_pack("{s:O?, s:O?}", "spans", json_object_get(ans.spans, "spans"), "mergelogs",
+                        json_object_get(ans.mergelogs, "mergelogs"));
+  kr_answers_free(&ans);
+  if (!t) snprintf(err, cap, "out of memory reading the trace of %s", cpid);
+  return t;
+}
+
+/* in with control characters replaced (kr_put_clean), into out: a trace's
+ * strings come from whoever could write an object. */
+static void clean(const char *in, char *out, size_t cap) {
+  FILE *m = fmemopen(out, cap, "w");
+  if (!m) {
+    snprintf(out, cap, "?");
+    return;
+  }
+  kr_put_clean(m, in, cap > 8 ? cap - 8 : 0);
+  fclose(m);
+}
+
+static const char *s(const json_t *o, const char *k) {
+  const char *v = json_string_value(json_object_get(o, k));
+  return v ? v : "";
+}
+
+static double num(const json_t *o, const char *k) {
+  return json_number_value(json_object_get(o, k));
+}
+
+/* "Kind ns/name", or the kind alone for an object not named yet (a Pod's
+ * create by generateName). Outside strings go through kr_clean. */
+static void object_of(const json_t *h, char *out, size_t cap) {
+  char kind[64], ns[128], name[256];
+  clean(s(h, "kind"), kind, sizeof kind);
+  clean(s(h, "namespace"), ns, sizeof ns);
+  clean(s(h, "name"), name, sizeof name);
+  if (*name)
+    snprintf(out, cap, "%s %s%s%s", kind, ns, *ns ? "/" : "", name);
+  else
+    snprintf(out, cap, "%s", kind);
+}
+
+static void print_path(FILE *f, const json_t *path, const char *cpid, int colour) {
+  const char *bold = colour ? C_BOLD : "", *reset = colour ? C_RESET : "";
+  const json_t *hops = json_object_get(path, "hops"), *h, *longest = NULL;
+  size_t i;
+  json_array_foreach(hops, i, h) {
+    if (!longest || num(h, "ms") > num(longest, "ms")) longest = h;
+  }
+  fprintf(f, "critical path of %s: %zu hops, %.0f ms from the change to its last write\n", cpid,
+          json_array_size(hops), num(path, "total_ms"));
+  fprintf(f, "  %8s  %-24s %-28s %s\n", "+ms", "component", "write", "object");
+  json_array_foreach(hops, i, h) {
+    char comp[64], write[64], obj[400];
+    clean(s(h, "component"), comp, sizeof comp);
+    clean(s(h, "write"), write, sizeof write);
+    object_of(h, obj, sizeof obj);
+    int mark = h == longest && num(h, "ms") > 0;
+    fprintf(f, "%s  %8.0f  %-24s %-28s %s%s\n", mark ? bold : "", num(h, "ms"), comp, write, obj,
+            mark ? reset : "");
+  }
+}
+
+int kr_critical_path(const kr_args_t *a, kr_ts_t *ts, const char *cpid) {
+  char err[1024];
+  json_t *t = trace_of(ts, cpid, a->reachable, err, sizeof err), *path = NULL;
+  if (t && critpath_compute(t, &path) != RIPPLE_OK) snprintf(err, sizeof err, "out of memory");
+  json_decref(t);
+  if (!path) {
+    fprintf(stderr, "error: %s\n", err);
+    return 1;
+  }
+  int rc = 0;
+  if (a->json) {
+    json_object_set_new(path, "cpid", json_string(cpid));
+    json_object_set_new(path, "scope", json_string(a->reachable ? "reachable" : "own"));
+    rc = json_dumpf(path, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+  } else {
+    print_path(stdout, path, cpid, kr_want_colour(STDOUT_FILENO));
+  }
+  json_decref(path);
+  return fflush(stdout) == 0 && rc == 0 ? 0 : 1;
+}
+
+static void side_text(const json_t *side, char *out, size_t cap) {
+  if (json_is_null(side) || !side)
+    snprintf(out, cap, "-");
+  else
+    snprintf(out, cap, "%lldx %.0f", (long long)json_integer_value(json_object_get(side, "count")),
+             num(side, "max_ms"));
+}
+
+static void print_diff(FILE *f, const json_t *cmp, const char *ca, const char *cb, int colour) {
+  const char *bold = colour ? C_BOLD : "", *reset = colour ? C_RESET : "";
+  fprintf(f, "a %s: %.0f ms, %lld writes\n", ca, num(json_object_get(cmp, "a"), "total_ms"),
+          (long long)json_integer_value(json_object_get(json_object_get(cmp, "a"), "writes")));
+  fprintf(f, "b %s: %.0f ms, %lld writes (%+.0f ms)\n", cb,
+          num(json_object_get(cmp, "b"), "total_ms"),
+          (long long)json_integer_value(json_object_get(json_object_get(cmp, "b"), "writes")),
+          num(cmp, "delta_ms"));
+  fprintf(f, "  %-12s %9s  %-24s %-28s %-14s %-14s\n", "change", "delta ms", "component", "write",
+          "a: n x max ms", "b: n x max ms");
+  const json_t *h, *w;
+  size_t i;
+  json_array_foreach(json_object_get(cmp, "hops"), i, h) {
+    char comp[64], write[64], sa[40], sb[40];
+    clean(s(h, "component"), comp, sizeof comp);
+    clean(s(h, "write"), write, sizeof write);
+    side_text(json_object_get(h, "a"), sa, sizeof sa);
+    side_text(json_object_get(h, "b"), sb, sizeof sb);
+    int same = !strcmp(s(h, "change"), "same");
+    fprintf(f, "%s  %-12s %+9.0f  %-24s %-28s %-14s %-14s%s\n", same ? "" : bold, s(h, "change"),
+            num(h, "delta_ms"), comp, write, sa, sb, same ? "" : reset);
+  }
+  json_array_foreach(json_object_get(cmp, "writers"), i, w) {
+    char write[64], kind[64];
+    clean(s(w, "write"), write, sizeof write);
+    clean(s(w, "kind"), kind, sizeof kind);
+    fprintf(f, "writer changed: %s of %s\n", write, kind);
+  }
+}
+
+int kr_diff_cascades(const kr_args_t *a, kr_ts_t *ts) {
+  char err[1024] = "out of memory";
+  json_t *ta = trace_of(ts, a->cpid, a->reachable, err, sizeof err), *tb = NULL, *cmp = NULL;
+  if (ta) tb = trace_of(ts, a->cpid2, a->reachable, err, sizeof err);
+  if (ta && tb && compare_compute(ta, tb, &cmp) != RIPPLE_OK)
+    snprintf(err, sizeof err, "out of memory");
+  json_decref(ta);
+  json_decref(tb);
+  if (!cmp) {
+    fprintf(stderr, "error: %s\n", err);
+    return 1;
+  }
+  int rc = 0;
+  if (a->json) {
+    json_object_set_new(json_object_get(cmp, "a"), "cpid", json_string(a->cpid));
+    json_object_set_new(json_object_get(cmp, "b"), "cpid", json_string(a->cpid2));
+    json_object_set_new(cmp, "scope", json_string(a->reachable ? "reachable" : "own"));
+    rc = json_dumpf(cmp, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+  } else {
+    print_diff(stdout, cmp, a->cpid, a->cpid2, kr_want_colour(STDOUT_FILENO));
+  }
+  json_decref(cmp);
+  return fflush(stdout) == 0 && rc == 0 ? 0 : 1;
+}
