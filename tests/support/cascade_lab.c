@@ -4,6 +4,7 @@
 #include "cascade_lab.h"
 
 #include <curl/curl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +245,47 @@ void cl_delete_person(const char *resource, const char *ns, const char *name, ch
 
 void cl_wait(int (*cond)(void *ud), void *ud, int timeout_ms, const char *what) {
   if (!lab_wait(cond, ud, timeout_ms)) fail_msg("waited %d s for %s", timeout_ms / 1000, what);
+}
+
+/* ---- the lab's scheduler ---------------------------------------------------- */
+
+static pid_t stopped_scheduler;
+
+void cl_scheduler_resume(void) {
+  if (stopped_scheduler > 0) kill(stopped_scheduler, SIGCONT);
+  stopped_scheduler = 0;
+}
+
+static void resume_on_signal(int sig) {
+  cl_scheduler_resume();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static pid_t scheduler_pid(void) {
+  const char *lab = getenv("RIPPLE_LAB_DIR");
+  char path[512], buf[32] = "";
+  snprintf(path, sizeof path, "%s/run/kube-scheduler.pid", lab && *lab ? lab : "/tmp/ripple-lab");
+  FILE *f = fopen(path, "r");
+  if (!f) fail_msg("no %s: is the lab up?", path);
+  if (!fgets(buf, sizeof buf, f)) buf[0] = '\0';
+  fclose(f);
+  pid_t p = (pid_t)strtol(buf, NULL, 10);
+  if (p <= 0 || kill(p, 0) != 0) fail_msg("%s names no running process", path);
+  return p;
+}
+
+void cl_scheduler_stop(void) {
+  static int armed;
+  if (!armed) {
+    atexit(cl_scheduler_resume);
+    signal(SIGINT, resume_on_signal);
+    signal(SIGTERM, resume_on_signal);
+    armed = 1;
+  }
+  pid_t p = scheduler_pid();
+  if (kill(p, SIGSTOP) != 0) fail_msg("cannot stop kube-scheduler (pid %d)", (int)p);
+  stopped_scheduler = p;
 }
 
 /* A node that takes Pods without tolerations: Ready, and no NoSchedule or

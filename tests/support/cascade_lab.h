@@ -73,6 +73,11 @@ void cl_delete_person(const char *resource, const char *ns, const char *name, ch
 /* Poll cond every 100 ms up to timeout_ms; fail the test naming what when it
  * never holds. */
 void cl_wait(int (*cond)(void *ud), void *ud, int timeout_ms, const char *what);
+/* Stop the lab's kube-scheduler (SIGSTOP; its pid from $RIPPLE_LAB_DIR/run),
+ * and let it go on (SIGCONT). Stopped, it is resumed at exit and on SIGINT or
+ * SIGTERM too: a stopped scheduler would stop every later test. */
+void cl_scheduler_stop(void);
+void cl_scheduler_resume(void);
 /* Number of Ready nodes a Pod without tolerations can go to. */
 int cl_nodes(void);
 /* Wait until every status path (NULL-terminated, e.g. "status.readyReplicas")
