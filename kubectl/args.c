@@ -27,6 +27,7 @@ typedef enum vflag {
   F_SERVER_SERVICE,
   F_OUTPUT,
   F_PORT,
+  F_MARGIN,
 } vflag_t;
 
 /* Flags that take a value. */
@@ -46,6 +47,7 @@ static const struct {
     {"output", 'o', F_OUTPUT},
     {"server-service", 0, F_SERVER_SERVICE},
     {"port", 0, F_PORT},
+    {"margin", 0, F_MARGIN},
 };
 
 static const struct {
@@ -57,6 +59,7 @@ static const struct {
     {"trace", KR_CMD_TRACE},     {"last", KR_CMD_LAST},
     {"why", KR_CMD_WHY},         {"help", KR_CMD_HELP},
     {"version", KR_CMD_VERSION}, {"dashboard", KR_CMD_DASHBOARD},
+    {"export-test", KR_CMD_EXPORT_TEST},
 };
 
 static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -112,11 +115,11 @@ static int set_value(kr_args_t *a, vflag_t f, const char *v, char *err, size_t c
       a->port = n;
       break;
     }
-    case F_OUTPUT:
-      if (strcmp(v, "json") != 0)
-        return fail(err, cap, "-o must be json (or left out for the tree), not \"%s\"", v);
-      a->json = 1;
+    case F_OUTPUT: /* checked once the command is known (export-test: a file) */
+      a->output = v;
+      a->json = !strcmp(v, "json");
       break;
+    case F_MARGIN: a->margin = v; break;
   }
   return RIPPLE_OK;
 }
@@ -172,10 +175,13 @@ static int positional(kr_args_t *a, const char *arg, size_t npos, char *err, siz
       }
     return fail(err, cap, "unknown command \"%s\" (try: kubectl ripple help)", arg);
   }
-  if (a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD) {
+  if (a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD || a->cmd == KR_CMD_EXPORT_TEST) {
     if (npos > 1)
       return fail(err, cap, "%s takes one CPID, \"%s\" is one too many",
-                  a->cmd == KR_CMD_TRACE ? "trace" : "dashboard", arg);
+                  a->cmd == KR_CMD_TRACE       ? "trace"
+                  : a->cmd == KR_CMD_DASHBOARD ? "dashboard"
+                                               : "export-test",
+                  arg);
     a->cpid = arg;
     return RIPPLE_OK;
   }
@@ -208,6 +214,10 @@ static int check(const kr_args_t *a, char *err, size_t cap) {
     return fail(err, cap, "name the object as KIND/NAME (deploy/web) or KIND NAME");
   if (a->cmd != KR_CMD_DASHBOARD && (a->port >= 0 || a->no_browser))
     return fail(err, cap, "--port and --no-browser are dashboard's flags");
+  if (a->cmd != KR_CMD_EXPORT_TEST && a->output && !a->json)
+    return fail(err, cap, "-o must be json (or left out for the tree), not \"%s\"", a->output);
+  if (a->cmd != KR_CMD_EXPORT_TEST && a->margin)
+    return fail(err, cap, "--margin is export-test's flag");
   switch (a->cmd) {
     case KR_CMD_NONE: return fail(err, cap, "no command given (try: kubectl ripple help)");
     case KR_CMD_APPLY:
@@ -222,6 +232,9 @@ static int check(const kr_args_t *a, char *err, size_t cap) {
       break;
     case KR_CMD_TRACE:
       if (!a->cpid) return fail(err, cap, "trace needs a CPID");
+      break;
+    case KR_CMD_EXPORT_TEST:
+      if (!a->cpid) return fail(err, cap, "export-test needs a CPID");
       break;
     default: break;
   }
@@ -274,6 +287,8 @@ void kr_usage(FILE *f) {
       "      the object's latest write: who, what changed, how long each took\n"
       "  kubectl ripple dashboard [CPID] [--port N] [--no-browser]   the dashboard in\n"
       "      your browser, relayed from 127.0.0.1 (its URL first on stdout); Ctrl-C stops\n"
+      "  kubectl ripple export-test CPID [-o FILE] [--margin FACTOR[+FLOOR]]   the cascade\n"
+      "      as a scenario that `ripple run` replays and checks (hops, counts, budgets)\n"
       "\n"
       "Every change prints \"cpid: <CPID>\"; trace it with kubectl ripple trace.\n"
       "Flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (as kubectl).\n"

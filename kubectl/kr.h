@@ -47,6 +47,7 @@ typedef enum kr_cmd {
   KR_CMD_LAST,
   KR_CMD_WHY,
   KR_CMD_DASHBOARD,
+  KR_CMD_EXPORT_TEST,
 } kr_cmd_t;
 
 typedef struct kr_args {
@@ -57,7 +58,9 @@ typedef struct kr_args {
   const char *patch;          /* patch -p */
   const char *server;         /* --server */
   const char *server_service; /* --server-service */
-  const char *cpid;           /* trace CPID, dashboard [CPID] */
+  const char *cpid;           /* trace CPID, dashboard [CPID], export-test CPID */
+  const char *output;         /* -o: "json", or export-test's FILE */
+  const char *margin;         /* export-test --margin */
   ripple_kube_patch_t patch_type;
   long replicas; /* scale --replicas; -1 when not given */
   int json;      /* -o json */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "export.h"
 #include "kr.h"
 
 /* An answer that only adds to the trace (details, stalls): a server older
@@ -87,6 +88,7 @@ static int run(kr_kube_t *k, const kr_args_t *a) {
   switch (a->cmd) {
     case KR_CMD_TRACE: return print_trace(a, k->ts, a->cpid);
     case KR_CMD_DASHBOARD: return kr_dashboard(a, k->ts);
+    case KR_CMD_EXPORT_TEST: rc = kr_export_test(a, k->ts, err, sizeof err); break;
     case KR_CMD_APPLY: rc = kr_apply(k, a, stdout, err, sizeof err); break;
     case KR_CMD_SCALE: rc = kr_scale(k, a, stdout, err, sizeof err); break;
     case KR_CMD_PATCH: rc = kr_patch(k, a, stdout, err, sizeof err); break;
@@ -106,8 +108,9 @@ static int run(kr_kube_t *k, const kr_args_t *a) {
 static int with_cluster(const kr_args_t *a, const kr_where_t *w) {
   char err[1024];
   int reads = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_LAST || a->cmd == KR_CMD_WHY ||
-              a->cmd == KR_CMD_DASHBOARD;
-  int url_only = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD;
+              a->cmd == KR_CMD_DASHBOARD || a->cmd == KR_CMD_EXPORT_TEST;
+  int url_only =
+      a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD || a->cmd == KR_CMD_EXPORT_TEST;
   ripple_kube_config_t *cfg = NULL;
   kr_kube_t k = {NULL, NULL, NULL};
   int rc = RIPPLE_OK;
