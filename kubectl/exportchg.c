@@ -235,7 +235,7 @@ static void as_unknown(kr_xchange_t *c, sb_t *ch, const kr_span_t *s, const char
                        const char *why) {
   sbf(ch, "    patch: {");
   ref(ch, res, s->oname);
-  sbf(ch, ", type: merge, patch: \"${patch}\"}");
+  sbf(ch, ", type: merge, patch: ${patch}}");
   snprintf(c->fill, sizeof c->fill,
            "the change itself: %s. Set the patch (ripple run --set patch='{...}') or replace "
            "expect.change with the step that makes it, and steps with what undoes it.",
