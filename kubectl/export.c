@@ -6,7 +6,8 @@
  * A hop is every write of one writer, of one kind of write ("create
  * pods/binding", the span's name) carrying one kind's context, among the
  * writes that have a cause (the person's own root writes are the change, not
- * hops). Counting by these three, not by object, is what makes a cascade
+ * hops; nor are the watch agent's observations, spans without a kind).
+ * Counting by these three, not by object, is what makes a cascade
  * comparable with its replay: the objects' names differ every time, the
  * writers and what they write do not.
  *
@@ -41,7 +42,8 @@ int kr_xhops(const kr_trace_t *t, kr_xhop_t **out, size_t *n) {
   size_t nrows = 0;
   for (size_t i = 0; i < t->n; i++) {
     const kr_span_t *s = &t->spans[i];
-    if (s->cause < 0) continue;
+    /* No kind: not a write but the watch agent's observation of one. */
+    if (s->cause < 0 || !*s->kind) continue;
     size_t r = 0;
     while (r < nrows && (strcmp(rows[r].writer, s->service) != 0 ||
                          strcmp(rows[r].write, s->name) != 0 || strcmp(rows[r].kind, s->kind) != 0))

@@ -252,21 +252,42 @@ static void verdict_text(const xp_row_t *r, char *out, size_t cap) {
   }
 }
 
+/* Text from the trace server may come from anyone who can write an object:
+ * control characters are shown as '?'. */
+static void clean(char *s) {
+  for (; *s; s++)
+    if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
 void xp_render(FILE *f, FILE *err_f, const xp_row_t *rows, size_t n) {
-  fprintf(f, "%-52s %5s %9s %10s %9s  %s\n", "HOP (writer: write, kind)", "SEEN", "EXPECTED",
+  int w = 26;
+  for (size_t i = 0; i < n; i++) {
+    int l = (int)(strlen(rows[i].writer) + strlen(rows[i].write) + strlen(rows[i].kind) + 4);
+    if (l > w) w = l < 100 ? l : 100;
+  }
+  fprintf(f, "%-*s %5s %9s %10s %9s  %s\n", w, "HOP (writer: write, kind)", "SEEN", "EXPECTED",
           "LAST", "BUDGET", "VERDICT");
   for (size_t i = 0; i < n; i++) {
     const xp_row_t *r = &rows[i];
-    char hop[600], exp[64], last[32] = "-", budget[32] = "-", v[200];
+    char hop[800], exp[64], last[32] = "-", budget[32] = "-";
     snprintf(hop, sizeof hop, "%s: %s, %s", r->writer, r->write, *r->kind ? r->kind : "any");
+    clean(hop);
     expected_text(r, exp, sizeof exp);
     if (r->seen) kr_fmt_dur(r->last_ns, last, sizeof last);
-    if (r->budget_ms != XP_NO_BUDGET) snprintf(budget, sizeof budget, "%lldms", (long long)r->budget_ms);
-    verdict_text(r, v, sizeof v);
-    fprintf(f, "%-52.200s %5zu %9s %10s %9s  %s\n", hop, r->seen, exp, last, budget,
+    if (r->budget_ms != XP_NO_BUDGET)
+      snprintf(budget, sizeof budget, "%lldms", (long long)r->budget_ms);
+    fprintf(f, "%-*.100s %5zu %9s %10s %9s  %s\n", w, hop, r->seen, exp, last, budget,
             r->verdict == XP_OK ? "ok" : "DIFFERS");
-    if (r->verdict != XP_OK)
-      fprintf(err_f, "hop differs: %s by %s (%s): %s\n", r->write, r->writer,
-              *r->kind ? r->kind : "any kind", v);
+  }
+  fflush(f); /* the table first, then what differs */
+  for (size_t i = 0; i < n; i++) {
+    const xp_row_t *r = &rows[i];
+    char hop[800], v[200];
+    if (r->verdict == XP_OK) continue;
+    verdict_text(r, v, sizeof v);
+    snprintf(hop, sizeof hop, "%s by %s (%s)", r->write, r->writer,
+             *r->kind ? r->kind : "any kind");
+    clean(hop);
+    fprintf(err_f, "hop differs: %s: %s\n", hop, v);
   }
 }
