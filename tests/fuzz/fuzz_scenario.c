@@ -3,13 +3,16 @@
  * run/steps.c): any bytes read as YAML documents, every step list checked and
  * described, and the text run through parameter substitution. Nothing may
  * crash, leak or read out of bounds; a document that parses must also survive
- * being dumped as JSON (what `ripple run` sends to the API server).
+ * being dumped as JSON (what `ripple run` sends to the API server). A
+ * document's expect: section (run/expect.c) is read too, and when it reads,
+ * compared with a made-up cascade and shown.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ripple/ripple.h"
+#include "expect.h"
 #include "run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,6 +30,32 @@ static void steps(const json_t *doc) {
   }
 }
 
+/* Every expected hop seen once, late, plus one writer nobody expected. */
+static void expect(const json_t *doc) {
+  xp_t x;
+  char err[256];
+  if (xp_parse(json_object_get(doc, "expect"), &x, err, sizeof err) != RIPPLE_OK) return;
+  kr_xhop_t *seen = calloc(x.n + 2, sizeof *seen);
+  size_t n = 0;
+  for (size_t i = 0; seen && i < x.n; i++)
+    seen[n++] = (kr_xhop_t){x.hops[i].writer, x.hops[i].write, x.hops[i].kind, 1, INT64_MAX, 0};
+  if (seen) seen[n++] = (kr_xhop_t){"w", "create pods", "Pod", 3, -5, 0};
+  xp_row_t *rows = NULL;
+  size_t nrows = 0;
+  (void)xp_complete(&x, seen, n);
+  (void)xp_max_budget_ns(&x);
+  size_t bad = xp_compare(&x, seen, n, &rows, &nrows);
+  if (bad > nrows) abort();
+  FILE *f = fopen("/dev/null", "w");
+  if (f) {
+    xp_render(f, f, rows, nrows);
+    fclose(f);
+  }
+  free(rows);
+  free(seen);
+  xp_free(&x);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *text = malloc(size + 1);
   if (!text) return 0;
@@ -38,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t i;
     json_array_foreach(docs, i, doc) {
       steps(doc);
+      expect(doc);
       char *dump = json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY);
       if (!dump) abort(); /* every value we build must be encodable */
       free(dump);
