@@ -54,11 +54,16 @@ static const struct {
   const char *name;
   kr_cmd_t cmd;
 } cmds[] = {
-    {"apply", KR_CMD_APPLY},     {"scale", KR_CMD_SCALE},
-    {"patch", KR_CMD_PATCH},     {"delete", KR_CMD_DELETE},
-    {"trace", KR_CMD_TRACE},     {"last", KR_CMD_LAST},
-    {"why", KR_CMD_WHY},         {"help", KR_CMD_HELP},
-    {"version", KR_CMD_VERSION}, {"dashboard", KR_CMD_DASHBOARD},
+    {"apply", KR_CMD_APPLY},
+    {"scale", KR_CMD_SCALE},
+    {"patch", KR_CMD_PATCH},
+    {"delete", KR_CMD_DELETE},
+    {"trace", KR_CMD_TRACE},
+    {"last", KR_CMD_LAST},
+    {"why", KR_CMD_WHY},
+    {"help", KR_CMD_HELP},
+    {"version", KR_CMD_VERSION},
+    {"dashboard", KR_CMD_DASHBOARD},
     {"export-test", KR_CMD_EXPORT_TEST},
 };
 

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "export.h"
+#include "xtest.h"
 
 #define KR_EXPORT_UPDATE_SLACK 3
 
@@ -77,10 +77,10 @@ int kr_export_margin_parse(const char *s, kr_export_opts_t *o) {
 }
 
 int64_t kr_export_budget_ms(const kr_export_opts_t *o, int64_t observed_ns) {
-  double ms = (observed_ns > 0 ? (double)observed_ns : 0.0) * o->margin / 1e6 +
-              (double)o->floor_ns / 1e6;
+  double ms =
+      (observed_ns > 0 ? (double)observed_ns : 0.0) * o->margin / 1e6 + (double)o->floor_ns / 1e6;
   if (!(ms < 1e15)) return (int64_t)1e15; /* a trace's times may be anything */
-  int64_t whole = (int64_t)ms;             /* rounded up, without libm */
+  int64_t whole = (int64_t)ms;            /* rounded up, without libm */
   return (double)whole < ms ? whole + 1 : whole;
 }
 

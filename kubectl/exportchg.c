@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
+#include "xtest.h"
 
 typedef struct sb {
   char *p;
@@ -142,8 +142,7 @@ static void ref(sb_t *b, const char *resource, const char *name) {
 }
 
 static int has_ready(const char *kind) {
-  return !strcmp(kind, "Deployment") || !strcmp(kind, "ReplicaSet") ||
-         !strcmp(kind, "StatefulSet");
+  return !strcmp(kind, "Deployment") || !strcmp(kind, "ReplicaSet") || !strcmp(kind, "StatefulSet");
 }
 
 static void as_scale(kr_xchange_t *c, sb_t *pa, sb_t *re, sb_t *ch, const kr_span_t *s,
@@ -207,9 +206,9 @@ static json_t *manifest_of(const json_t *snap) {
     return NULL;
   }
   json_object_del(m, "status");
-  static const char *const drop[] = {"namespace",   "uid",     "resourceVersion",
-                                     "generation",  "selfLink", "creationTimestamp",
-                                     "managedFields", "ownerReferences", NULL};
+  static const char *const drop[] = {
+      "namespace",         "uid",           "resourceVersion", "generation", "selfLink",
+      "creationTimestamp", "managedFields", "ownerReferences", NULL};
   for (const char *const *d = drop; *d; d++) json_object_del(meta, *d);
   json_t *ann = json_object_get(meta, "annotations");
   json_object_del(ann, "kubectl.kubernetes.io/last-applied-configuration");
@@ -260,14 +259,14 @@ static void reconstruct(kr_xchange_t *c, sb_t *pa, sb_t *re, sb_t *ch, const kr_
              "the object must exist before the change: add an apply step of its manifest "
              "under steps.");
   } else if (op && !strcmp(op, "update") && diff && json_array_size(diff) == 1 &&
-             !strcmp(p0, "/spec/replicas") &&
-             json_is_integer(json_object_get(e0, "old")) &&
+             !strcmp(p0, "/spec/replicas") && json_is_integer(json_object_get(e0, "old")) &&
              json_is_integer(json_object_get(e0, "new"))) {
     as_scale(c, pa, re, ch, s, res, e0);
   } else if (op && !strcmp(op, "update") && diff) {
     as_patch(c, re, ch, s, res, diff);
   } else if (op && !strcmp(op, "create") && json_is_object(snap) &&
-             !json_is_true(json_object_get(s->change, "truncated")) && strcmp(s->kind, "Secret")) {
+             !json_is_true(json_object_get(s->change, "truncated")) &&
+             strcmp(s->kind, "Secret") != 0) {
     as_create(c, re, ch, s, res, snap);
   } else {
     as_unknown(c, ch, s, res,

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "export.h"
 #include "kr.h"
+#include "xtest.h"
 
 /* An answer that only adds to the trace (details, stalls): a server older
  * than it (404) gives none; a failure is said on stderr and the trace shown

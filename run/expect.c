@@ -109,7 +109,8 @@ static int parse_top(const json_t *e, xp_t *x, char *err, size_t cap) {
   for (const char *const *a = ok; *a && !act; a++) act = json_object_get(ch, *a);
   if (!act) return bad(err, cap, 0, "'change' must be a scale, patch, apply or delete step");
   const char *extra = json_string_value(json_object_get(e, "extra"));
-  if (json_object_get(e, "extra") && (!extra || (strcmp(extra, "fail") && strcmp(extra, "ignore"))))
+  if (json_object_get(e, "extra") &&
+      (!extra || (strcmp(extra, "fail") != 0 && strcmp(extra, "ignore") != 0)))
     return bad(err, cap, 0, "'extra' is fail or ignore");
   x->extra_ok = extra && !strcmp(extra, "ignore");
   const json_t *to = json_object_get(e, "timeout");
@@ -157,12 +158,12 @@ void xp_free(xp_t *x) {
 }
 
 /* An expected hop without a kind matches a seen hop of any kind. */
-static int matches(const xp_hop_t *h, const kr_xhop_t *s) {
+static int matches(const xp_hop_t *h, const xp_seen_t *s) {
   return !strcmp(h->writer, s->writer) && !strcmp(h->write, s->write) &&
          (!*h->kind || !strcmp(h->kind, s->kind));
 }
 
-static void seen_of(const xp_hop_t *h, const kr_xhop_t *seen, size_t nseen, char *used,
+static void seen_of(const xp_hop_t *h, const xp_seen_t *seen, size_t nseen, char *used,
                     size_t *count, int64_t *last) {
   *count = 0;
   *last = INT64_MIN;
@@ -174,7 +175,7 @@ static void seen_of(const xp_hop_t *h, const kr_xhop_t *seen, size_t nseen, char
   }
 }
 
-size_t xp_compare(const xp_t *x, const kr_xhop_t *seen, size_t nseen, xp_row_t **rows,
+size_t xp_compare(const xp_t *x, const xp_seen_t *seen, size_t nseen, xp_row_t **rows,
                   size_t *nrows) {
   xp_row_t *r = calloc(x->n + nseen + 1, sizeof *r);
   char *used = calloc(nseen + 1, 1);
@@ -190,7 +191,8 @@ size_t xp_compare(const xp_t *x, const kr_xhop_t *seen, size_t nseen, xp_row_t *
     xp_row_t *o = &r[n++];
     *o = (xp_row_t){h->writer, h->write, h->kind, h->min, h->max, h->budget_ms, 0, INT64_MIN, 0};
     seen_of(h, seen, nseen, used, &o->seen, &o->last_ns);
-    if (o->seen == 0 && h->min > 0) o->verdict |= XP_MISSING;
+    if (o->seen == 0 && h->min > 0)
+      o->verdict |= XP_MISSING;
     else if ((long)o->seen < h->min || (h->max != XP_NO_MAX && (long)o->seen > h->max))
       o->verdict |= XP_COUNT;
     if (o->seen && h->budget_ms != XP_NO_BUDGET && o->last_ns > h->budget_ms * 1000000LL)
@@ -198,7 +200,7 @@ size_t xp_compare(const xp_t *x, const kr_xhop_t *seen, size_t nseen, xp_row_t *
   }
   for (size_t k = 0; k < nseen && !x->extra_ok; k++) {
     if (used[k]) continue;
-    r[n++] = (xp_row_t){seen[k].writer, seen[k].write, seen[k].kind, -2,   -2,
+    r[n++] = (xp_row_t){seen[k].writer, seen[k].write, seen[k].kind,    -2,      -2,
                         XP_NO_BUDGET,   seen[k].count, seen[k].last_ns, XP_EXTRA};
   }
   for (size_t i = 0; i < n; i++) bad_rows += r[i].verdict != XP_OK;
@@ -208,7 +210,7 @@ size_t xp_compare(const xp_t *x, const kr_xhop_t *seen, size_t nseen, xp_row_t *
   return bad_rows;
 }
 
-int xp_complete(const xp_t *x, const kr_xhop_t *seen, size_t nseen) {
+int xp_complete(const xp_t *x, const xp_seen_t *seen, size_t nseen) {
   for (size_t i = 0; i < x->n; i++) {
     size_t c;
     int64_t last;
@@ -226,6 +228,15 @@ int64_t xp_max_budget_ns(const xp_t *x) {
   return m;
 }
 
+void xp_fmt_dur(int64_t ns, char *out, size_t cap) {
+  const char *sign = ns < 0 ? "-" : "";
+  uint64_t v = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+  if (v < 1000000000ull)
+    snprintf(out, cap, "%s%.1fms", sign, (double)v / 1e6);
+  else
+    snprintf(out, cap, "%s%.2fs", sign, (double)v / 1e9);
+}
+
 static void expected_text(const xp_row_t *r, char *out, size_t cap) {
   if (r->min == -2)
     snprintf(out, cap, "none");
@@ -240,7 +251,7 @@ static void expected_text(const xp_row_t *r, char *out, size_t cap) {
 static void verdict_text(const xp_row_t *r, char *out, size_t cap) {
   char exp[64], last[32];
   expected_text(r, exp, sizeof exp);
-  kr_fmt_dur(r->last_ns, last, sizeof last);
+  xp_fmt_dur(r->last_ns, last, sizeof last);
   if (r->verdict == XP_OK) snprintf(out, cap, "ok");
   if (r->verdict & XP_MISSING) snprintf(out, cap, "missing (expected %s)", exp);
   if (r->verdict & XP_EXTRA) snprintf(out, cap, "extra (seen %zu, not expected)", r->seen);
@@ -273,7 +284,7 @@ void xp_render(FILE *f, FILE *err_f, const xp_row_t *rows, size_t n) {
     snprintf(hop, sizeof hop, "%s: %s, %s", r->writer, r->write, *r->kind ? r->kind : "any");
     clean(hop);
     expected_text(r, exp, sizeof exp);
-    if (r->seen) kr_fmt_dur(r->last_ns, last, sizeof last);
+    if (r->seen) xp_fmt_dur(r->last_ns, last, sizeof last);
     if (r->budget_ms != XP_NO_BUDGET)
       snprintf(budget, sizeof budget, "%lldms", (long long)r->budget_ms);
     fprintf(f, "%-*.100s %5zu %9s %10s %9s  %s\n", w, hop, r->seen, exp, last, budget,

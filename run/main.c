@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ripple/ripple.h"
 #include "expect.h"
+#include "ripple/ripple.h"
 #include "run.h"
 
 #define MAX_MEASURE 6
@@ -51,8 +51,7 @@ typedef struct run {
   char dir[PATH_MAX], ns[64];
   json_t *steps; /* the timeline for run.json */
   int failed, created_ns;
-  char *api;       /* the API server's URL (the trace server through its proxy) */
-  size_t differs;  /* hops of expected cascades that differed, all repetitions */
+  size_t differs; /* hops of expected cascades that differed, all repetitions */
 } run_t;
 
 static volatile int interrupted;
@@ -245,9 +244,6 @@ static int connect_cluster(run_t *r, char *err, size_t cap) {
   int rc = ripple_kube_config_load(&co, &cfg, err, cap);
   if (rc == RIPPLE_OK && (rc = ripple_kube_client_new(cfg, NULL, &r->rn.kc)) != RIPPLE_OK)
     snprintf(err, cap, "cannot make a Kubernetes client: %s", ripple_kube_strerror(rc));
-  if (rc == RIPPLE_OK && ripple_kube_config_server(cfg) &&
-      !(r->api = strdup(ripple_kube_config_server(cfg))))
-    rc = RIPPLE_ENOMEM;
   ripple_kube_config_free(cfg);
   return rc;
 }
@@ -290,7 +286,11 @@ static int run_expect(run_t *r, const json_t *expect, int rep) {
     fprintf(stderr, "ripple run: %s\n", err);
     return rc;
   }
-  xp_opts_t o = {r->o->server, r->o->server_service, r->api, r->o->settle_ns, r->dir};
+  char prog[PATH_MAX];
+  xp_sibling("kubectl-ripple", prog, sizeof prog);
+  xp_opts_t o = {
+      prog,  r->o->server, r->o->server_service, r->o->kubeconfig, r->o->context, r->o->settle_ns,
+      r->dir};
   size_t differs = 0;
   step_describe(x.change, what, sizeof what);
   snprintf(prefix, sizeof prefix, "[%d/%d] change", rep, r->scn.repetitions);
@@ -303,11 +303,11 @@ static int run_expect(run_t *r, const json_t *expect, int rep) {
              differs == 1 ? "" : "s", differs == 1 ? "s" : "");
   progress_done(prefix, what, (double)(t1 - t0) / 1e9, rc == RIPPLE_OK && !differs, err);
   json_array_append_new(
-      r->steps, json_pack("{s:s,s:i,s:i,s:s,s:I,s:I,s:b,s:s?,s:I}", "phase", "expect", "run", rep,
-                          "index", 1, "step", what, "start_ns", (json_int_t)t0, "end_ns",
-                          (json_int_t)t1, "ok", rc == RIPPLE_OK && !differs, "error",
-                          rc == RIPPLE_OK && !differs ? NULL : err, "differs",
-                          (json_int_t)differs));
+      r->steps,
+      json_pack("{s:s,s:i,s:i,s:s,s:I,s:I,s:b,s:s?,s:I}", "phase", "expect", "run", rep, "index", 1,
+                "step", what, "start_ns", (json_int_t)t0, "end_ns", (json_int_t)t1, "ok",
+                rc == RIPPLE_OK && !differs, "error", rc == RIPPLE_OK && !differs ? NULL : err,
+                "differs", (json_int_t)differs));
   r->differs += differs;
   xp_free(&x);
   return rc;
@@ -542,6 +542,5 @@ int main(int argc, char **argv) {
   ripple_kube_client_free(r.rn.kc);
   scn_free(&r.scn);
   json_decref(r.steps);
-  free(r.api);
   return r.failed ? 1 : 0;
 }

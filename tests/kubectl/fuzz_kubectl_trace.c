@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "export.h"
 #include "kr.h"
+#include "xtest.h"
 
 static void why(FILE *f, const kr_trace_t *t) {
   if (!t->n) return;

@@ -58,7 +58,8 @@ static void on_signal(int sig) {
 static int setup(void **state) {
   (void)state;
   if (!getenv("RIPPLE_KUBECTL_BIN") || !getenv("RIPPLE_RUN_BIN") || !getenv("RIPPLE_WATCH_BIN"))
-    fail_msg("RIPPLE_KUBECTL_BIN, RIPPLE_RUN_BIN and RIPPLE_WATCH_BIN are needed (ctest sets them)");
+    fail_msg(
+        "RIPPLE_KUBECTL_BIN, RIPPLE_RUN_BIN and RIPPLE_WATCH_BIN are needed (ctest sets them)");
   atexit(on_exit_cleanup);
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
@@ -89,6 +90,7 @@ static void start_watch(void) {
     if (fd >= 0) dup2(fd, 2);
     int null = open("/dev/null", O_RDWR);
     if (null >= 0) dup2(null, 1);
+    if (!bin) _exit(127);
     execl(bin, bin, "--resources", "deployments.apps,replicasets.apps,pods", "--namespace", cl.ns,
           "--out", out, "--state-dir", st, "--trace-server", cl.trace, NULL);
     _exit(127);
@@ -97,7 +99,8 @@ static void start_watch(void) {
   for (int i = 0; i < 300; i++) { /* until it watches every resource */
     free(text);
     text = NULL;
-    if (lab_sh(&text, "grep -c ' event=watch_synced ' '%s' 2>/dev/null", log) == 0 && atoi(text) >= 3)
+    if (lab_sh(&text, "grep -c ' event=watch_synced ' '%s' 2>/dev/null", log) == 0 &&
+        strtol(text, NULL, 10) >= 3)
       break;
     usleep(100000);
   }
@@ -141,7 +144,7 @@ static pid_t scheduler_pid(void) {
   if (!f) fail_msg("no %s: is the lab up?", path);
   if (!fgets(buf, sizeof buf, f)) buf[0] = '\0';
   fclose(f);
-  pid_t p = (pid_t)atol(buf);
+  pid_t p = (pid_t)strtol(buf, NULL, 10);
   if (p <= 0 || kill(p, 0) != 0) fail_msg("%s names no running process", path);
   return p;
 }

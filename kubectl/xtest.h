@@ -1,17 +1,17 @@
 /*
- * export.h - a recorded cascade kept as a test (docs/kubectl-ripple.md,
+ * xtest.h - a recorded cascade kept as a test (docs/kubectl-ripple.md,
  * "export-test"; docs/run.md, "Expected cascades"): the hops of a trace
  * grouped by writer, write and kind (export.c), the scenario that
  * `kubectl ripple export-test` writes from them (export.c, exportchg.c), and
  * the command itself (export.c). `ripple run` groups the trace of its replay
- * with the same kr_xhops, so a recorded and a replayed cascade are counted
- * alike.
+ * (kubectl ripple trace -o json) by the same rule (run/trace.c), so a
+ * recorded and a replayed cascade are counted alike.
  *
  * Memory: a kr_xhop_t's strings are borrowed from the kr_trace_t it was made
  * from; the array is the caller's (free()).
  */
-#ifndef RIPPLE_KUBECTL_EXPORT_H
-#define RIPPLE_KUBECTL_EXPORT_H
+#ifndef RIPPLE_KUBECTL_XTEST_H
+#define RIPPLE_KUBECTL_XTEST_H
 
 #include <jansson.h>
 #include <stdint.h>
