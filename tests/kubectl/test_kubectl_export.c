@@ -151,6 +151,22 @@ static void test_export_unknown(void **state) {
   char *text = export_text(&t, &o);
   assert_non_null(strstr(text, "# FILL IN: the change itself"));
   assert_non_null(strstr(text, "patch: ${patch}}"));
+  assert_non_null(strstr(text,
+                         "steps:   # before the change, every repetition: the object as it "
+                         "was\n  - sleep: 0s\n"));
+  /* ripple run's fixture (it refuses it until the patch is set) */
+  if (getenv("RIPPLE_FIXTURES_WRITE")) {
+    FILE *f = fopen(RUN_FIXTURES "change-web.yaml", "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+  }
+  char *theirs_text = slurp(RUN_FIXTURES "change-web.yaml"), *theirs = uncommented(theirs_text);
+  char *mine = uncommented(text);
+  assert_string_equal(mine, theirs);
+  free(mine);
+  free(theirs);
+  free(theirs_text);
   free(text);
   kr_trace_free(&t);
 }

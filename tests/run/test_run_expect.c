@@ -111,6 +111,27 @@ static void test_exported_passes(void **state) {
   xp_free(&x);
 }
 
+/* Without the watch's details export-test cannot know the change: ripple run
+ * refuses the scenario until the patch is set. */
+static void test_exported_unknown(void **state) {
+  (void)state;
+  FILE *f = fopen(FIXTURES "change-web.yaml", "r");
+  assert_non_null(f);
+  char text[16384];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  text[len] = '\0';
+  fclose(f);
+  xp_t x;
+  char err[512];
+  assert_int_equal(load_expect(text, NULL, &x, err, sizeof err), RIPPLE_EINVAL);
+  assert_non_null(strstr(err, "${patch}: no such parameter"));
+  const char *sets[] = {"patch={\"spec\":{\"replicas\":4}}", NULL};
+  assert_int_equal(load_expect(text, sets, &x, err, sizeof err), RIPPLE_OK);
+  const json_t *p = json_object_get(json_object_get(x.change, "patch"), "patch");
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(p, "spec"), "replicas")), 4);
+  xp_free(&x);
+}
+
 /* ---- the comparison ------------------------------------------------------------------ */
 
 static const char *const expect_yaml =
@@ -215,10 +236,9 @@ static void test_parse_refuses(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_trace_hops),
-      cmocka_unit_test(test_exported_passes),
-      cmocka_unit_test(test_compare),
-      cmocka_unit_test(test_parse_refuses),
+      cmocka_unit_test(test_trace_hops),       cmocka_unit_test(test_exported_passes),
+      cmocka_unit_test(test_compare),          cmocka_unit_test(test_parse_refuses),
+      cmocka_unit_test(test_exported_unknown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
