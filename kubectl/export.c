@@ -120,9 +120,19 @@ static void put_hop(FILE *f, const kr_xhop_t *h, const kr_export_opts_t *o) {
           (long long)kr_export_budget_ms(o, h->last_ns), h->count, obs);
 }
 
+/* Text for a comment line: the trace server's answer names the CPID, and a
+ * newline in it would end the comment and write YAML. */
+static void comment_text(const char *s, char *out, size_t cap) {
+  size_t n = 0;
+  for (; s && *s && n + 1 < cap; s++) out[n++] = (unsigned char)*s < 0x20 ? '?' : *s;
+  out[n] = '\0';
+}
+
 static void put_header(FILE *f, const kr_trace_t *t, const kr_export_opts_t *o,
                        const kr_xchange_t *c) {
-  char now[RIPPLE_TIME_STRLEN + 1], floor[32];
+  char now[RIPPLE_TIME_STRLEN + 1], floor[32], cpid[64], from[700];
+  comment_text(t->cpid, cpid, sizeof cpid);
+  comment_text(o->from, from, sizeof from);
   ripple_time_format(ripple_now_ns(), now);
   kr_fmt_dur(o->floor_ns, floor, sizeof floor);
   fprintf(f,
@@ -130,7 +140,7 @@ static void put_header(FILE *f, const kr_trace_t *t, const kr_export_opts_t *o,
           "# (the trace server %s), %s.\n"
           "# Replay and check it: ripple run THIS-FILE (docs/run.md, \"Expected cascades\").\n"
           "# Budgets: the time from the change to each hop's last write * %g + %s.\n",
-          t->cpid, o->from ? o->from : "", now, o->margin, floor);
+          cpid, from, now, o->margin, floor);
   if (t->truncated)
     fprintf(f, "# The trace was cut short by the trace server: hops may be missing.\n");
   if (c->fill[0]) fprintf(f, "# FILL IN: %s\n", c->fill);
