@@ -143,8 +143,12 @@ static void mergelog_of(uint64_t i, const ripple_cpid_t *cpid, const ripple_cpid
   cpid_of(i ^ 0x5555555555ULL, &u);
   ripple_cpid_format(&u, uid);
   ripple_objref_t obj = {"apps/v1", kinds[i % 4], "default", name, uid};
-  ripple_mergelog_t ml = {*cpid, src, nsrc, 1795300000000000000 + (int64_t)i, components[i / 3 % 4],
-                          &obj};
+  ripple_mergelog_t ml = {.cpid = *cpid,
+                          .sources = src,
+                          .nsources = nsrc,
+                          .time_ns = 1795300000000000000 + (int64_t)i,
+                          .component = components[i / 3 % 4],
+                          .object = &obj};
   wire_mergelog(out, &ml);
 }
 

@@ -40,26 +40,9 @@ typedef struct relay {
   unsigned port;
 } relay_t;
 
-/* ripple-server's, the same for the same pages (ripplex/webfile.h). */
-static const char csp[] = WEBFILE_CSP;
-
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const char *type,
                               const char *p, size_t len, const char *extra, const char *value) {
-  const char *hdrs[] = {"Content-Security-Policy",
-                        csp,
-                        "X-Content-Type-Options",
-                        "nosniff",
-                        "X-Frame-Options",
-                        "DENY",
-                        "Referrer-Policy",
-                        "no-referrer",
-                        "Cross-Origin-Resource-Policy",
-                        "same-origin",
-                        "Cross-Origin-Opener-Policy",
-                        "same-origin",
-                        extra,
-                        value,
-                        NULL};
+  const char *hdrs[] = {WEBFILE_SECURITY_HEADERS, extra, value, NULL};
   return httpd_send_headers(c, status, type, p, len, hdrs);
 }
 
