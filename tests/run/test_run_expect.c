@@ -132,6 +132,26 @@ static void test_exported_unknown(void **state) {
   xp_free(&x);
 }
 
+/* The shipped example is a scenario ripple run takes. */
+static void test_shipped_example(void **state) {
+  (void)state;
+  scn_t s;
+  json_t *doc = NULL;
+  xp_t x;
+  char err[512];
+  assert_int_equal(
+      scn_load(RIPPLE_TEST_SOURCE_DIR "/../../scenarios/expect-scale.yaml", &s, err, sizeof err),
+      RIPPLE_OK);
+  assert_int_equal(scn_expand(&s, 1, &doc, err, sizeof err), RIPPLE_OK);
+  int rc = xp_parse(json_object_get(doc, "expect"), &x, err, sizeof err);
+  if (rc != RIPPLE_OK) fail_msg("%s", err);
+  assert_int_equal(x.n, 6);
+  assert_string_equal(x.hops[2].write, "create pods/binding");
+  xp_free(&x);
+  json_decref(doc);
+  scn_free(&s);
+}
+
 /* ---- the comparison ------------------------------------------------------------------ */
 
 static const char *const expect_yaml =
@@ -238,7 +258,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_trace_hops),       cmocka_unit_test(test_exported_passes),
       cmocka_unit_test(test_compare),          cmocka_unit_test(test_parse_refuses),
-      cmocka_unit_test(test_exported_unknown),
+      cmocka_unit_test(test_exported_unknown), cmocka_unit_test(test_shipped_example),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,8 @@
  *   4. the lab's kube-scheduler stopped (SIGSTOP; SIGCONT in every path:
  *      teardown and atexit), `ripple-run FILE` again: it fails (exit 1) and
  *      names the binding hop (create pods/binding by the scheduler) as
- *      missing or over budget.
+ *      missing or over budget;
+ *   5. the shipped example, scenarios/expect-scale.yaml, passes.
  *
  * The budgets are wide (--margin 3+5s): the replay on a busy machine must
  * pass; the stopped scheduler fails it whatever the budget, because its
@@ -200,6 +201,17 @@ static void test_export_replay(void **state) {
   free(out);
   cl_wait_fields("deployments", "web", 4, CL_READY_APPS, 120000);
   stop_watch();
+
+  /* The shipped example (scenarios/expect-scale.yaml) passes on the lab too. */
+  rc = lab_sh(&out,
+              "'%s' --kubeconfig '%s' --server '%s' --no-watch --namespace '%s' --set "
+              "deployment=example --out '%s/example' '%s/scenarios/expect-scale.yaml' 2>&1",
+              getenv("RIPPLE_RUN_BIN"), getenv("KUBECONFIG"), cl.trace, cl.ns, dir,
+              getenv("RIPPLE_SOURCE_DIR"));
+  fprintf(stderr, "# scenarios/expect-scale.yaml:\n%s", out);
+  assert_int_equal(rc, 0);
+  assert_null(strstr(out, "hop differs"));
+  free(out);
 }
 
 int main(void) {
