@@ -84,19 +84,13 @@ int64_t kr_export_budget_ms(const kr_export_opts_t *o, int64_t observed_ns) {
   return (double)whole < ms ? whole + 1 : whole;
 }
 
-/* A scalar as YAML text: JSON's quoting, and "$" doubled, because ripple run
- * substitutes ${NAME} in the whole file and the strings come from a trace. */
-static void yq(const char *s, char *out, size_t cap) {
+/* A string as YAML text (kr_yaml_value); a new string, "\"\"" when out of
+ * memory. */
+static char *yq(const char *s) {
   json_t *j = json_string(s ? s : "");
-  char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-  size_t n = 0;
-  for (const char *p = d ? d : "\"\""; *p && n + 3 < cap; p++) {
-    if (*p == '$') out[n++] = '$';
-    out[n++] = *p;
-  }
-  out[n] = '\0';
-  free(d);
+  char *y = j ? kr_yaml_value(j) : NULL;
   json_decref(j);
+  return y ? y : strdup("\"\"");
 }
 
 /* Exact for what makes or removes objects; a range for the rest (above). */
@@ -106,12 +100,13 @@ static int exact_count(const char *write) {
 }
 
 static void put_hop(FILE *f, const kr_xhop_t *h, const kr_export_opts_t *o) {
-  char w[600], wr[600], k[300], obs[32];
-  yq(h->writer, w, sizeof w);
-  yq(h->write, wr, sizeof wr);
-  yq(h->kind, k, sizeof k);
+  char obs[32], *w = yq(h->writer), *wr = yq(h->write), *k = yq(h->kind);
   kr_fmt_dur(h->last_ns, obs, sizeof obs);
-  fprintf(f, "    - {writer: %s, write: %s, kind: %s, ", w, wr, k);
+  fprintf(f, "    - {writer: %s, write: %s, kind: %s, ", w ? w : "\"\"", wr ? wr : "\"\"",
+          k ? k : "\"\"");
+  free(w);
+  free(wr);
+  free(k);
   if (exact_count(h->write))
     fprintf(f, "count: %zu", h->count);
   else
@@ -162,11 +157,11 @@ int kr_export_scenario(const kr_trace_t *t, const kr_export_opts_t *o, FILE *f, 
     kr_xchange_free(&c);
     return rc;
   }
-  char ns[300];
-  yq(t->spans[r].ns, ns, sizeof ns);
+  char *ns = yq(t->spans[r].ns);
   put_header(f, t, o, &c);
   fprintf(f, "name: %s\nparameters:\n", c.name);
-  if (*t->spans[r].ns) fprintf(f, "  namespace: %s\n", ns);
+  if (*t->spans[r].ns) fprintf(f, "  namespace: %s\n", ns ? ns : "\"\"");
+  free(ns);
   fputs(c.params, f);
   fprintf(f, "steps:   # before the change, every repetition: the object as it was\n%s",
           *c.reset ? c.reset : "  - sleep: 0s\n");

@@ -61,8 +61,7 @@ static char *sb_take(sb_t *b) {
   return b->p ? b->p : strdup("");
 }
 
-/* A JSON value as one line of YAML, "$" doubled; a new string. */
-static char *yval(const json_t *v) {
+char *kr_yaml_value(const json_t *v) {
   char *d = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
   if (!d) return NULL;
   size_t n = 0;
@@ -81,7 +80,7 @@ static char *yval(const json_t *v) {
 }
 
 static void put_val(sb_t *b, const json_t *v) {
-  char *y = yval(v);
+  char *y = kr_yaml_value(v);
   if (!y) {
     b->oom = 1;
     return;

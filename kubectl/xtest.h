@@ -67,6 +67,11 @@ typedef struct kr_xchange {
 int kr_export_change(const kr_trace_t *t, long r, kr_xchange_t *out);
 void kr_xchange_free(kr_xchange_t *c);
 
+/* A JSON value as one line of YAML (JSON's own syntax), "$" doubled because
+ * ripple run substitutes ${NAME} in the whole file; a new string (free it),
+ * NULL when out of memory. */
+char *kr_yaml_value(const json_t *v);
+
 /* The scenario for t (docs/run.md, "Expected cascades") to f. RIPPLE_ENOENT
  * with err when t has no root write. */
 int kr_export_scenario(const kr_trace_t *t, const kr_export_opts_t *o, FILE *f, char *err,

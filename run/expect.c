@@ -280,7 +280,7 @@ void xp_render(FILE *f, FILE *err_f, const xp_row_t *rows, size_t n) {
           "LAST", "BUDGET", "VERDICT");
   for (size_t i = 0; i < n; i++) {
     const xp_row_t *r = &rows[i];
-    char hop[800], exp[64], last[32] = "-", budget[32] = "-";
+    char hop[3 * XP_NAME_MAX + 16], exp[64], last[32] = "-", budget[32] = "-";
     snprintf(hop, sizeof hop, "%s: %s, %s", r->writer, r->write, *r->kind ? r->kind : "any");
     clean(hop);
     expected_text(r, exp, sizeof exp);
@@ -293,7 +293,7 @@ void xp_render(FILE *f, FILE *err_f, const xp_row_t *rows, size_t n) {
   fflush(f); /* the table first, then what differs */
   for (size_t i = 0; i < n; i++) {
     const xp_row_t *r = &rows[i];
-    char hop[800], v[200];
+    char hop[3 * XP_NAME_MAX + 16], v[200];
     if (r->verdict == XP_OK) continue;
     verdict_text(r, v, sizeof v);
     snprintf(hop, sizeof hop, "%s by %s (%s)", r->write, r->writer,

@@ -24,9 +24,11 @@
 #define XP_MAX_HOPS 256
 #define XP_NO_MAX (-1L)
 #define XP_NO_BUDGET (-1LL)
+/* The webhook cuts every string it ships to 1024 bytes and "..." (docs/webhook.md). */
+#define XP_NAME_MAX 1040
 
 typedef struct xp_hop {
-  char writer[256], write[256], kind[128];
+  char writer[XP_NAME_MAX], write[XP_NAME_MAX], kind[XP_NAME_MAX];
   long min, max;     /* max XP_NO_MAX: no upper bound */
   int64_t budget_ms; /* XP_NO_BUDGET: none */
 } xp_hop_t;
@@ -47,7 +49,7 @@ void xp_free(xp_t *x);
 /* A hop of a cascade as seen: every write by one writer of one kind of
  * write carrying one kind's context. */
 typedef struct xp_seen {
-  char writer[256], write[256], kind[128];
+  char writer[XP_NAME_MAX], write[XP_NAME_MAX], kind[XP_NAME_MAX];
   size_t count;
   int64_t last_ns; /* its latest write's end, from the change */
 } xp_seen_t;

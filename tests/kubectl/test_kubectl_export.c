@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ripplex/yjson.h"
 #include "testutil.h"
 #include "xtest.h"
 
@@ -171,6 +172,53 @@ static void test_export_unknown(void **state) {
   kr_trace_free(&t);
 }
 
+/* A writer's name is anybody's text (the webhook ships up to 1024 bytes): it
+ * stays one YAML string, whole, with "$" doubled for ripple run. */
+static void test_export_hostile_names(void **state) {
+  (void)state;
+  json_t *in = json_load_file(FIXTURE, 0, NULL);
+  assert_non_null(in);
+  char name[1025];
+  for (size_t i = 0; i < 1024; i++) name[i] = "a\"$\n{}:#"[i % 8];
+  name[1024] = '\0';
+  json_t *span = json_array_get(json_object_get(json_array_get(in, 2), "spans"), 4);
+  json_object_set_new(span, "service", json_string(name));
+  kr_answers_t a = {json_incref(json_array_get(in, 0)), json_incref(json_array_get(in, 1)),
+                    json_incref(json_array_get(in, 2)), NULL, NULL};
+  json_decref(in);
+  kr_trace_t t;
+  char err[256];
+  assert_int_equal(kr_trace_build(&a, &t, err, sizeof err), RIPPLE_OK);
+  kr_answers_free(&a);
+  kr_export_opts_t o = {KR_EXPORT_MARGIN, KR_EXPORT_FLOOR_NS, "at\nhttp://x"};
+  char *text = export_text(&t, &o);
+  /* ripple run substitutes the parameter first (${patch}: the change is not known) */
+  char *p = strstr(text, "${patch}");
+  assert_non_null(p);
+  memcpy(p, "{}      ", 8);
+  json_t *docs = NULL;
+  if (yjson_parse(text, strlen(text), &docs, err, sizeof err) != RIPPLE_OK)
+    fail_msg("%s\n%s", err, text);
+  json_t *hops = json_object_get(json_object_get(json_array_get(docs, 0), "expect"), "hops");
+  char doubled[2100];
+  size_t n = 0;
+  for (const char *c = name; *c; c++) {
+    if (*c == '$') doubled[n++] = '$';
+    doubled[n++] = *c;
+  }
+  doubled[n] = '\0';
+  int found = 0;
+  size_t i;
+  json_t *h;
+  json_array_foreach(hops, i, h) {
+    found += !strcmp(json_string_value(json_object_get(h, "writer")), doubled);
+  }
+  assert_int_equal(found, 1);
+  json_decref(docs);
+  free(text);
+  kr_trace_free(&t);
+}
+
 static void test_margin_parse(void **state) {
   (void)state;
   kr_export_opts_t o = {KR_EXPORT_MARGIN, KR_EXPORT_FLOOR_NS, NULL};
@@ -211,7 +259,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_hops),           cmocka_unit_test(test_export_scale),
       cmocka_unit_test(test_export_unknown), cmocka_unit_test(test_margin_parse),
-      cmocka_unit_test(test_args),
+      cmocka_unit_test(test_args),           cmocka_unit_test(test_export_hostile_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
