@@ -195,7 +195,7 @@ static void test_export_hostile_names(void **state) {
   /* ripple run substitutes the parameter first (${patch}: the change is not known) */
   char *p = strstr(text, "${patch}");
   assert_non_null(p);
-  memcpy(p, "{}      ", 8);
+  for (size_t k = 0; k < 8; k++) p[k] = "{}      "[k]; /* as long as "${patch}" */
   json_t *docs = NULL;
   if (yjson_parse(text, strlen(text), &docs, err, sizeof err) != RIPPLE_OK)
     fail_msg("%s\n%s", err, text);
