@@ -28,6 +28,7 @@ typedef enum vflag {
   F_OUTPUT,
   F_PORT,
   F_SCOPE,
+  F_MARGIN,
 } vflag_t;
 
 /* Flags that take a value. */
@@ -48,17 +49,24 @@ static const struct {
     {"server-service", 0, F_SERVER_SERVICE},
     {"port", 0, F_PORT},
     {"scope", 0, F_SCOPE},
+    {"margin", 0, F_MARGIN},
 };
 
 static const struct {
   const char *name;
   kr_cmd_t cmd;
 } cmds[] = {
-    {"apply", KR_CMD_APPLY},     {"scale", KR_CMD_SCALE},
-    {"patch", KR_CMD_PATCH},     {"delete", KR_CMD_DELETE},
-    {"trace", KR_CMD_TRACE},     {"last", KR_CMD_LAST},
-    {"why", KR_CMD_WHY},         {"help", KR_CMD_HELP},
-    {"version", KR_CMD_VERSION}, {"dashboard", KR_CMD_DASHBOARD},
+    {"apply", KR_CMD_APPLY},
+    {"scale", KR_CMD_SCALE},
+    {"patch", KR_CMD_PATCH},
+    {"delete", KR_CMD_DELETE},
+    {"trace", KR_CMD_TRACE},
+    {"last", KR_CMD_LAST},
+    {"why", KR_CMD_WHY},
+    {"help", KR_CMD_HELP},
+    {"version", KR_CMD_VERSION},
+    {"dashboard", KR_CMD_DASHBOARD},
+    {"export-test", KR_CMD_EXPORT_TEST},
     {"diff", KR_CMD_DIFF},
 };
 
@@ -123,11 +131,11 @@ static int set_value(kr_args_t *a, vflag_t f, const char *v, char *err, size_t c
                     v);
       a->reachable = !strcmp(v, "reachable");
       break;
-    case F_OUTPUT:
-      if (strcmp(v, "json") != 0)
-        return fail(err, cap, "-o must be json (or left out for the tree), not \"%s\"", v);
-      a->json = 1;
+    case F_OUTPUT: /* checked once the command is known (export-test: a file) */
+      a->output = v;
+      a->json = !strcmp(v, "json");
       break;
+    case F_MARGIN: a->margin = v; break;
   }
   return RIPPLE_OK;
 }
@@ -192,10 +200,13 @@ static int positional(kr_args_t *a, const char *arg, size_t npos, char *err, siz
     *(npos == 1 ? &a->cpid : &a->cpid2) = arg;
     return RIPPLE_OK;
   }
-  if (a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD) {
+  if (a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD || a->cmd == KR_CMD_EXPORT_TEST) {
     if (npos > 1)
       return fail(err, cap, "%s takes one CPID, \"%s\" is one too many",
-                  a->cmd == KR_CMD_TRACE ? "trace" : "dashboard", arg);
+                  a->cmd == KR_CMD_TRACE       ? "trace"
+                  : a->cmd == KR_CMD_DASHBOARD ? "dashboard"
+                                               : "export-test",
+                  arg);
     a->cpid = arg;
     return RIPPLE_OK;
   }
@@ -233,6 +244,10 @@ static int check(const kr_args_t *a, char *err, size_t cap) {
     return fail(err, cap, "--reachable and --scope are for trace, last, diff and dashboard");
   if (a->critical_path && a->cmd != KR_CMD_TRACE && a->cmd != KR_CMD_LAST)
     return fail(err, cap, "--critical-path is for trace and last");
+  if (a->cmd != KR_CMD_EXPORT_TEST && a->output && !a->json)
+    return fail(err, cap, "-o must be json (or left out for the tree), not \"%s\"", a->output);
+  if (a->cmd != KR_CMD_EXPORT_TEST && a->margin)
+    return fail(err, cap, "--margin is export-test's flag");
   switch (a->cmd) {
     case KR_CMD_NONE: return fail(err, cap, "no command given (try: kubectl ripple help)");
     case KR_CMD_APPLY:
@@ -251,6 +266,9 @@ static int check(const kr_args_t *a, char *err, size_t cap) {
     case KR_CMD_DIFF:
       if (!a->cpid2)
         return fail(err, cap, "diff needs two CPIDs: the cascade to compare with first");
+      break;
+    case KR_CMD_EXPORT_TEST:
+      if (!a->cpid) return fail(err, cap, "export-test needs a CPID");
       break;
     default: break;
   }
@@ -308,6 +326,8 @@ void kr_usage(FILE *f) {
       "  kubectl ripple dashboard [CPID] [--port N] [--no-browser] [--reachable]   the dashboard "
       "in\n"
       "      your browser, relayed from 127.0.0.1 (its URL first on stdout); Ctrl-C stops\n"
+      "  kubectl ripple export-test CPID [-o FILE] [--margin FACTOR[+FLOOR]]   the cascade\n"
+      "      as a scenario that `ripple run` replays and checks (hops, counts, budgets)\n"
       "\n"
       "Every change prints \"cpid: <CPID>\"; trace it with kubectl ripple trace.\n"
       "Flags: --kubeconfig FILE, --context NAME, -n/--namespace NS (as kubectl).\n"

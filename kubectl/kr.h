@@ -48,6 +48,7 @@ typedef enum kr_cmd {
   KR_CMD_WHY,
   KR_CMD_DASHBOARD,
   KR_CMD_DIFF,
+  KR_CMD_EXPORT_TEST,
 } kr_cmd_t;
 
 typedef struct kr_args {
@@ -58,8 +59,10 @@ typedef struct kr_args {
   const char *patch;          /* patch -p */
   const char *server;         /* --server */
   const char *server_service; /* --server-service */
-  const char *cpid;           /* trace CPID, dashboard [CPID], diff CPID_A */
+  const char *cpid;           /* trace CPID, dashboard [CPID], export-test CPID, diff CPID_A */
   const char *cpid2;          /* diff CPID_B */
+  const char *output;         /* -o: "json", or export-test's FILE */
+  const char *margin;         /* export-test --margin */
   ripple_kube_patch_t patch_type;
   long replicas; /* scale --replicas; -1 when not given */
   int json;      /* -o json */

@@ -71,7 +71,7 @@ static void print_path(FILE *f, const json_t *path, const char *cpid, int colour
           json_array_size(hops), num(path, "total_ms"));
   fprintf(f, "  %8s  %-24s %-28s %s\n", "+ms", "component", "write", "object");
   json_array_foreach(hops, i, h) {
-    char comp[64], write[64], obj[400];
+    char comp[64], write[64], obj[480]; /* kind, namespace, name and two separators */
     clean(s(h, "component"), comp, sizeof comp);
     clean(s(h, "write"), write, sizeof write);
     object_of(h, obj, sizeof obj);

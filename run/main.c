@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "expect.h"
 #include "ripple/ripple.h"
 #include "run.h"
 
@@ -32,6 +33,7 @@
 
 typedef struct opts {
   const char *scenario, *out, *namespace_, *kubeconfig, *context;
+  const char *server, *server_service; /* the trace server of an expected cascade */
   const char *sets[SCN_MAX_PARAMS];
   int nsets, repetitions, keep, no_watch;
   struct {
@@ -49,6 +51,7 @@ typedef struct run {
   char dir[PATH_MAX], ns[64];
   json_t *steps; /* the timeline for run.json */
   int failed, created_ns;
+  size_t differs; /* hops of expected cascades that differed, all repetitions */
 } run_t;
 
 static volatile int interrupted;
@@ -76,6 +79,11 @@ static void usage(FILE *f) {
           "  --sample-every DUR    sampling interval (default 1s)\n"
           "  --settle DUR          wait after the last step before stopping the agent\n"
           "                        (default 2s)\n"
+          "  --server URL          the trace server for a scenario's expect: (as kubectl\n"
+          "                        ripple's; default $RIPPLE_SERVER, else through the API\n"
+          "                        server's proxy to --server-service NS/NAME[:PORT],\n"
+          "                        $RIPPLE_SERVER_SERVICE, ripple-system/ripple-server)\n"
+          "  --server-service S    see --server\n"
           "  --kubeconfig FILES    as kubectl's (default: $KUBECONFIG, ~/.kube/config)\n"
           "  --context NAME        kubeconfig context\n");
 }
@@ -103,7 +111,9 @@ static int parse_args(int argc, char **argv, opts_t *o) {
     O_SAMPLE,
     O_SETTLE,
     O_KCFG,
-    O_CTX
+    O_CTX,
+    O_SERVER,
+    O_SERVICE
   };
   static const struct option longs[] = {{"set", 1, 0, O_SET},
                                         {"repetitions", 1, 0, O_REP},
@@ -116,6 +126,8 @@ static int parse_args(int argc, char **argv, opts_t *o) {
                                         {"settle", 1, 0, O_SETTLE},
                                         {"kubeconfig", 1, 0, O_KCFG},
                                         {"context", 1, 0, O_CTX},
+                                        {"server", 1, 0, O_SERVER},
+                                        {"server-service", 1, 0, O_SERVICE},
                                         {"help", 0, 0, 'h'},
                                         {0, 0, 0, 0}};
   o->sample_ns = 1000000000LL, o->settle_ns = 2000000000LL;
@@ -138,6 +150,8 @@ static int parse_args(int argc, char **argv, opts_t *o) {
       case O_SETTLE: rc = ripple_duration_parse(optarg, &o->settle_ns); break;
       case O_KCFG: o->kubeconfig = optarg; break;
       case O_CTX: o->context = optarg; break;
+      case O_SERVER: o->server = optarg; break;
+      case O_SERVICE: o->server_service = optarg; break;
       default: rc = RIPPLE_EINVAL;
     }
     if (rc != RIPPLE_OK && c != '?')
@@ -262,12 +276,51 @@ static int run_list(run_t *r, const json_t *doc, const char *phase, int rep) {
   return RIPPLE_OK;
 }
 
+/* The change of an expected cascade, after the repetition's steps: made,
+ * waited for, compared (expect.h); it goes into the timeline as a step. */
+static int run_expect(run_t *r, const json_t *expect, int rep) {
+  xp_t x;
+  char err[1024] = "", what[600], prefix[64];
+  int rc = xp_parse(expect, &x, err, sizeof err);
+  if (rc != RIPPLE_OK) {
+    fprintf(stderr, "ripple run: %s\n", err);
+    return rc;
+  }
+  char prog[PATH_MAX];
+  xp_sibling("kubectl-ripple", prog, sizeof prog);
+  xp_opts_t o = {
+      prog,  r->o->server, r->o->server_service, r->o->kubeconfig, r->o->context, r->o->settle_ns,
+      r->dir};
+  size_t differs = 0;
+  step_describe(x.change, what, sizeof what);
+  snprintf(prefix, sizeof prefix, "[%d/%d] change", rep, r->scn.repetitions);
+  progress_step(prefix, what);
+  int64_t t0 = ripple_now_ns();
+  rc = xp_replay(&r->rn, &x, &o, rep, &differs, err, sizeof err);
+  int64_t t1 = ripple_now_ns();
+  if (rc == RIPPLE_OK && differs)
+    snprintf(err, sizeof err, "%zu hop%s of the cascade differ%s from the expected", differs,
+             differs == 1 ? "" : "s", differs == 1 ? "s" : "");
+  progress_done(prefix, what, (double)(t1 - t0) / 1e9, rc == RIPPLE_OK && !differs, err);
+  json_array_append_new(
+      r->steps,
+      json_pack("{s:s,s:i,s:i,s:s,s:I,s:I,s:b,s:s?,s:I}", "phase", "expect", "run", rep, "index", 1,
+                "step", what, "start_ns", (json_int_t)t0, "end_ns", (json_int_t)t1, "ok",
+                rc == RIPPLE_OK && !differs, "error", rc == RIPPLE_OK && !differs ? NULL : err,
+                "differs", (json_int_t)differs));
+  r->differs += differs;
+  xp_free(&x);
+  return rc;
+}
+
 static int run_phase(run_t *r, const char *phase, int rep) {
   json_t *doc = NULL;
   char err[1024];
   int rc = scn_expand(&r->scn, rep, &doc, err, sizeof err);
   if (rc != RIPPLE_OK) fprintf(stderr, "ripple run: %s\n", err);
   if (rc == RIPPLE_OK) rc = run_list(r, doc, phase, rep);
+  if (rc == RIPPLE_OK && !strcmp(phase, "steps") && json_object_get(doc, "expect"))
+    rc = run_expect(r, json_object_get(doc, "expect"), rep);
   json_decref(doc);
   return rc;
 }
@@ -325,6 +378,10 @@ static int prepare(run_t *r, char *err, size_t cap) {
   json_t *doc = NULL; /* every repetition's expansion must work before anything runs */
   for (int rep = 1; rc == RIPPLE_OK && rep <= r->scn.repetitions; rep++) {
     rc = scn_expand(&r->scn, rep, &doc, err, cap);
+    xp_t x;
+    if (rc == RIPPLE_OK && json_object_get(doc, "expect") &&
+        (rc = xp_parse(json_object_get(doc, "expect"), &x, err, cap)) == RIPPLE_OK)
+      xp_free(&x);
     json_decref(doc);
   }
   if (rc != RIPPLE_OK) return rc;
@@ -480,7 +537,7 @@ int main(int argc, char **argv) {
   rc = start_watching(&r, &smp, &agent, err, sizeof err);
   if (rc != RIPPLE_OK) fprintf(stderr, "ripple run: %s\n", err);
   if (rc == RIPPLE_OK) rc = run_scenario(&r);
-  r.failed = rc != RIPPLE_OK;
+  r.failed = rc != RIPPLE_OK || r.differs;
   finish(&r, smp, agent, started);
   ripple_kube_client_free(r.rn.kc);
   scn_free(&r.scn);

@@ -7,12 +7,15 @@
  * span once: at the top or under exactly one parent that precedes it. The
  * chain of `why` for the latest span's object is walked and shown too: it
  * runs from a top-level span down parent links to that object's latest write.
+ * The cascade is exported as a scenario (export-test) and its hops counted:
+ * every hop's writes are writes of the trace.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "kr.h"
+#include "xtest.h"
 
 static void why(FILE *f, const kr_trace_t *t) {
   if (!t->n) return;
@@ -32,6 +35,18 @@ static void why(FILE *f, const kr_trace_t *t) {
   free(s);
   json_decref(j);
   kr_why_free(&w);
+}
+
+static void export_test(FILE *f, const kr_trace_t *t) {
+  kr_xhop_t *h = NULL;
+  size_t n = 0, total = 0;
+  if (kr_xhops(t, &h, &n) != RIPPLE_OK) return;
+  for (size_t i = 0; i < n; i++) total += h[i].count;
+  if (total > t->n) abort();
+  free(h);
+  kr_export_opts_t o = {KR_EXPORT_MARGIN, KR_EXPORT_FLOOR_NS, "fuzz"};
+  char err[256];
+  (void)kr_export_scenario(t, &o, f, err, sizeof err);
 }
 
 static void check(const kr_trace_t *t) {
@@ -62,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       kr_render_stalls(f, &t, 1);
       kr_render_hops(f, &t, 0);
       why(f, &t);
+      export_test(f, &t);
       fclose(f);
     }
     free(text);
