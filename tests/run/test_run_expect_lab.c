@@ -29,13 +29,7 @@
 #include "cascade_lab.h"
 
 static char dir[64] = "/tmp/ripple-xp-lab-XXXXXX";
-static pid_t watch_pid, sched_pid;
-
-/* SIGCONT whatever happens: a stopped scheduler would stop every later test. */
-static void resume_scheduler(void) {
-  if (sched_pid > 0) kill(sched_pid, SIGCONT);
-  sched_pid = 0;
-}
+static pid_t watch_pid;
 
 static void stop_watch(void) {
   if (watch_pid > 0) {
@@ -45,16 +39,7 @@ static void stop_watch(void) {
   watch_pid = 0;
 }
 
-static void on_exit_cleanup(void) {
-  resume_scheduler();
-  stop_watch();
-}
-
-static void on_signal(int sig) {
-  resume_scheduler();
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
+static void on_exit_cleanup(void) { stop_watch(); }
 
 static int setup(void **state) {
   (void)state;
@@ -62,15 +47,13 @@ static int setup(void **state) {
     fail_msg(
         "RIPPLE_KUBECTL_BIN, RIPPLE_RUN_BIN and RIPPLE_WATCH_BIN are needed (ctest sets them)");
   atexit(on_exit_cleanup);
-  signal(SIGINT, on_signal);
-  signal(SIGTERM, on_signal);
   assert_non_null(mkdtemp(dir));
   cl_begin("ripple-xp");
   return 0;
 }
 
 static int teardown(void **state) {
-  resume_scheduler();
+  cl_scheduler_resume();
   stop_watch();
   cl_unregister();
   if (cl.kc) whlab_ns_delete(&cl);
@@ -137,19 +120,6 @@ static int replay(const char *scenario, const char *name, char **out) {
                 getenv("RIPPLE_RUN_BIN"), getenv("KUBECONFIG"), cl.trace, dir, name, scenario);
 }
 
-static pid_t scheduler_pid(void) {
-  const char *lab = getenv("RIPPLE_LAB_DIR");
-  char path[512], buf[32] = "";
-  snprintf(path, sizeof path, "%s/run/kube-scheduler.pid", lab && *lab ? lab : "/tmp/ripple-lab");
-  FILE *f = fopen(path, "r");
-  if (!f) fail_msg("no %s: is the lab up?", path);
-  if (!fgets(buf, sizeof buf, f)) buf[0] = '\0';
-  fclose(f);
-  pid_t p = (pid_t)strtol(buf, NULL, 10);
-  if (p <= 0 || kill(p, 0) != 0) fail_msg("%s names no running process", path);
-  return p;
-}
-
 static void test_export_replay(void **state) {
   (void)state;
   start_watch();
@@ -185,10 +155,9 @@ static void test_export_replay(void **state) {
   free(out);
 
   /* The scheduler stopped: the bindings never come. */
-  sched_pid = scheduler_pid();
-  assert_int_equal(kill(sched_pid, SIGSTOP), 0);
+  cl_scheduler_stop();
   rc = replay(scen, "stopped", &out);
-  resume_scheduler();
+  cl_scheduler_resume();
   fprintf(stderr, "# replay with the scheduler stopped:\n%s", out);
   assert_int_equal(rc, 1);
   const char *line = strstr(out, "hop differs: create pods/binding by ");
