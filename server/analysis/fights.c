@@ -2,14 +2,22 @@
  * fights.c - see fights.h.
  *
  * Four fixed tables, all under one mutex:
- *  - spans: writes the webhook named, waiting for their change (direct
- *    mapped by uid and version: a newer one takes an older one's slot);
+ *  - spans: writes the webhook named, waiting for their change (set
+ *    associative by uid and version, the oldest of a set evicted);
  *  - pending: changes waiting for their write, likewise;
  *  - fields: per (object uid, path) the last joined write and the current
  *    run of reversals (set associative, the least recently written of a set
  *    evicted);
  *  - fights: the fights flagged, a ring (the oldest overwritten).
- * A join happens when the second of a span and a change comes. The webhook
+ * A join happens when the second of a span and a change comes. A version
+ * is not one write: kube-apiserver admits every write that starts from it,
+ * and all but one then conflict and are retried (admitted again, from the
+ * newer version) - the Deployment controller's status write and a person's
+ * scale, say, both admitted at version 698. So a change joins only the spans
+ * of that version that could have made it (a write of the status
+ * subresource never changes /spec, one of scale nothing but
+ * /spec/replicas), and only when they name one writer; with two, it is not
+ * judged. The webhook
  * sends its span at admission and the watch agent its change after the
  * write, each in order, so the joins of one object come in order too; a
  * write joined out of order (several webhook replicas) is kept as the
@@ -31,7 +39,7 @@
 #define S_PATH 160
 #define PEND_DIFFS 8 /* tracked fields of one change, at most */
 #define EP_WRITES 16 /* writes kept of one fight (the first and the latest) */
-#define SPAN_SLOTS 8192
+#define SPAN_SETS 2048
 #define PEND_SLOTS 1024
 #define WAYS 4
 
@@ -41,9 +49,13 @@ typedef struct wid {
   uint64_t span_id;
 } wid_t;
 
+/* What a write could change: its subresource. */
+enum { SUB_MAIN, SUB_STATUS, SUB_SCALE, SUB_OTHER };
+
 typedef struct sslot {
   uint64_t key;
-  int used;
+  int used, sub;
+  int64_t time;
   char uid[S_UID], rv[S_RV];
   wid_t w;
 } sslot_t;
@@ -60,6 +72,7 @@ typedef struct pdiff {
 typedef struct pslot {
   uint64_t key;
   int used;
+  int spec, only_replicas; /* it changed /spec; nothing tracked but /spec/replicas */
   char rv[S_RV];
   objref_t obj;
   int64_t time;
@@ -178,7 +191,7 @@ int fights_new(const fights_opts_t *o, fights_t **out) {
   f->nsets = (maxf + WAYS - 1) / WAYS;
   f->nfights = o && o->max_fights ? o->max_fights : 1024;
   f->window = o && o->window_ns > 0 ? o->window_ns : FIGHTS_WINDOW_NS;
-  f->spans = calloc(SPAN_SLOTS, sizeof *f->spans);
+  f->spans = calloc(SPAN_SETS * WAYS, sizeof *f->spans);
   f->pend = calloc(PEND_SLOTS, sizeof *f->pend);
   f->fields = calloc(f->nsets * WAYS, sizeof *f->fields);
   f->fights = calloc(f->nfights, sizeof *f->fights);
@@ -297,38 +310,96 @@ static int join(fights_t *f, const pslot_t *c, const wid_t *w) {
 
 /* ---- feeding ---------------------------------------------------------------------- */
 
+static int sub_of(const char *sub) {
+  if (!sub || !*sub) return SUB_MAIN;
+  return !strcmp(sub, "status") ? SUB_STATUS : !strcmp(sub, "scale") ? SUB_SCALE : SUB_OTHER;
+}
+
+/* Could a write of this subresource have made the change? */
+static int could(int sub, const pslot_t *c) {
+  switch (sub) {
+    case SUB_MAIN: return 1;
+    case SUB_STATUS: return !c->spec;
+    case SUB_SCALE: return c->only_replicas;
+    default: return 0;
+  }
+}
+
+static int same_key(const sslot_t *e, uint64_t k, const char *uid, const char *rv) {
+  return e->used && e->key == k && !strcmp(e->uid, uid) && !strcmp(e->rv, rv);
+}
+
 int fights_add_write(fights_t *f, const fights_write_t *w) {
   if (!w->uid || !*w->uid || !w->rv || !*w->rv || !w->writer || !*w->writer) return 0;
   wid_t id = {.cpid = w->cpid, .span_id = w->span_id};
   cut(id.writer, sizeof id.writer, w->writer);
   cut(id.user, sizeof id.user, w->user);
+  int sub = sub_of(w->subresource);
+  if (sub == SUB_OTHER) return 0;
   uint64_t k = key2(w->uid, w->rv);
   int n = 0;
   pthread_mutex_lock(&f->mu);
   pslot_t *p = &f->pend[k % PEND_SLOTS];
-  if (p->used && p->key == k && !strcmp(p->obj.uid, w->uid) && !strcmp(p->rv, w->rv)) {
+  if (p->used && p->key == k && !strcmp(p->obj.uid, w->uid) && !strcmp(p->rv, w->rv) &&
+      could(sub, p)) {
     p->used = 0;
     n = join(f, p, &id);
   } else {
-    sslot_t *s = &f->spans[k % SPAN_SLOTS];
+    sslot_t *set = &f->spans[(k % SPAN_SETS) * WAYS], *s = &set[0];
+    for (int i = 1; i < WAYS; i++)
+      if (s->used && (!set[i].used || set[i].time < s->time)) s = &set[i];
     if (fit(s->uid, sizeof s->uid, w->uid) && fit(s->rv, sizeof s->rv, w->rv)) {
       s->used = 1;
       s->key = k;
+      s->sub = sub;
+      s->time = w->time;
       s->w = id;
+    } else {
+      s->used = 0;
     }
   }
   pthread_mutex_unlock(&f->mu);
   return n;
 }
 
+/* The one writer among the spans that could have made change c: the latest
+ * span of it, or NULL when none could or two writers could (the others of
+ * that writer are used up too). */
+static const sslot_t *span_for(fights_t *f, const pslot_t *c, const char *uid, const char *rv) {
+  sslot_t *set = &f->spans[(c->key % SPAN_SETS) * WAYS], *best = NULL;
+  for (int i = 0; i < WAYS; i++) {
+    sslot_t *e = &set[i];
+    if (!same_key(e, c->key, uid, rv) || !could(e->sub, c)) continue;
+    if (best && strcmp(best->w.writer, e->w.writer) != 0) return NULL; /* ambiguous */
+    if (!best || e->time >= best->time) best = e;
+  }
+  if (!best) return NULL;
+  for (int i = 0; i < WAYS; i++)
+    if (&set[i] != best && same_key(&set[i], c->key, uid, rv) && could(set[i].sub, c))
+      set[i].used = 0;
+  best->used = 0;
+  return best;
+}
+
+/* Is a span of this version waiting that could have made c? */
+static int any_span(fights_t *f, const pslot_t *c, const char *uid, const char *rv) {
+  const sslot_t *set = &f->spans[(c->key % SPAN_SETS) * WAYS];
+  for (int i = 0; i < WAYS; i++)
+    if (same_key(&set[i], c->key, uid, rv) && could(set[i].sub, c)) return 1;
+  return 0;
+}
+
 int fights_add_change(fights_t *f, const fights_change_t *c) {
   if (!c->uid || !*c->uid || !c->prev_rv || !*c->prev_rv) return 0;
-  pslot_t in = {.time = c->time};
+  pslot_t in = {.time = c->time, .only_replicas = 1};
   if (!fit(in.obj.uid, sizeof in.obj.uid, c->uid) || !fit(in.rv, sizeof in.rv, c->prev_rv))
     return 0;
-  for (size_t i = 0; i < c->ndiff && in.n < PEND_DIFFS; i++) {
+  for (size_t i = 0; i < c->ndiff; i++) {
     const fights_diff_t *d = &c->diff[i];
-    if (!fights_tracked(d->path) || !fit(in.d[in.n].path, S_PATH, d->path)) continue;
+    if (!fights_tracked(d->path)) continue;
+    in.spec |= !strncmp(d->path, "/spec/", 6) || !strcmp(d->path, "/spec");
+    in.only_replicas &= !strcmp(d->path, "/spec/replicas");
+    if (in.n == PEND_DIFFS || !fit(in.d[in.n].path, S_PATH, d->path)) continue;
     in.d[in.n].old_hash = d->old_hash;
     in.d[in.n].new_hash = d->new_hash;
     in.n++;
@@ -341,13 +412,13 @@ int fights_add_change(fights_t *f, const fights_change_t *c) {
   in.used = 1;
   int n = 0;
   pthread_mutex_lock(&f->mu);
-  sslot_t *s = &f->spans[in.key % SPAN_SLOTS];
-  if (s->used && s->key == in.key && !strcmp(s->uid, c->uid) && !strcmp(s->rv, c->prev_rv)) {
-    s->used = 0;
-    n = join(f, &in, &s->w);
-  } else {
-    f->pend[in.key % PEND_SLOTS] = in;
-  }
+  const sslot_t *s = span_for(f, &in, c->uid, c->prev_rv);
+  if (s) {
+    wid_t w = s->w;
+    n = join(f, &in, &w);
+  } else if (!any_span(f, &in, c->uid, c->prev_rv)) {
+    f->pend[in.key % PEND_SLOTS] = in; /* none yet: the span may come */
+  }                                    /* else two writers could have made it: not judged */
   pthread_mutex_unlock(&f->mu);
   return n;
 }

@@ -7,7 +7,8 @@
  * under which CPID, from the webhook's span of that write. The two are
  * joined by the object's uid and the resourceVersion the write started from
  * (the span's resourceVersion attribute, the change's
- * previousResourceVersion), whichever comes second.
+ * previousResourceVersion), whichever comes second, among the spans that
+ * could have made the change (fights.c says why there may be several).
  *
  * A reversal is a write by B that sets a field back to the value it had
  * before the write just before it, made by another writer A, within the
@@ -49,9 +50,10 @@ typedef struct fights_opts {
 
 /* A write as the webhook's span names it. */
 typedef struct fights_write {
-  const char *uid, *rv; /* the object's, and the version the write started from */
-  const char *writer;   /* the span's service: a controller, or a person's user name */
-  const char *user;     /* the span's user attribute, or NULL */
+  const char *uid, *rv;    /* the object's, and the version the write started from */
+  const char *writer;      /* the span's service: a controller, or a person's user name */
+  const char *user;        /* the span's user attribute, or NULL */
+  const char *subresource; /* "status", "scale", ...; NULL or "": the object itself */
   ripple_cpid_t cpid;
   uint64_t span_id;
   int64_t time;

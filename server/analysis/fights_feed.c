@@ -31,6 +31,7 @@ int fights_feed_spans(fights_t *f, const dec_batch_t *b) {
         .rv = json_string_value(json_object_get(a, "resourceVersion")),
         .writer = json_string_value(json_object_get(o, "service")),
         .user = json_string_value(json_object_get(a, "user")),
+        .subresource = json_string_value(json_object_get(a, "subresource")),
         .cpid = r->cpid,
         .span_id = r->span_id,
         .time = r->time,

@@ -33,7 +33,12 @@ static int write_field(fights_t *f, const char *uid, const char *path, const cha
                        int rv, int old, int nw, int64_t t, int change_first) {
   char rvs[16];
   snprintf(rvs, sizeof rvs, "%d", rv);
-  fights_write_t w = {uid, rvs, writer, "user-of-it", {{0}}, (uint64_t)(0x100 + rv), t};
+  fights_write_t w = {.uid = uid,
+                      .rv = rvs,
+                      .writer = writer,
+                      .user = "user-of-it",
+                      .span_id = (uint64_t)(0x100 + rv),
+                      .time = t};
   memset(w.cpid.b, c, sizeof w.cpid.b);
   fights_diff_t d = {path, old < 0 ? FIGHTS_ABSENT : hv(old), nw < 0 ? FIGHTS_ABSENT : hv(nw)};
   fights_change_t ch = {uid, "Deployment", "default", "web", rvs, t, &d, 1};
@@ -232,6 +237,57 @@ static void test_bounds(void **state) {
   fights_free(f);
 }
 
+/* Writes admitted from one version: all but one conflicted (and were
+ * admitted again later). The change joins the one that could have made it,
+ * and is not judged when two writers could have. */
+static void test_same_version(void **state) {
+  (void)state;
+  fights_t *f = detector(0);
+  fights_write_t person = {.uid = UID, .rv = "704", .writer = "kubernetes-admin", .time = T0};
+  fights_write_t status = {.uid = UID,
+                           .rv = "704",
+                           .writer = "deployment-controller",
+                           .subresource = "status",
+                           .time = T0 + 1};
+  fights_write_t scale = {
+      .uid = UID, .rv = "704", .writer = "hpa", .subresource = "scale", .time = T0 + 2};
+  memset(person.cpid.b, 1, 16);
+  assert_int_equal(fights_add_write(f, &person), 0);
+  assert_int_equal(fights_add_write(f, &status), 0);
+  /* The status write cannot have changed /spec: the person did. */
+  fights_diff_t d = {"/spec/template/spec/x", hv(1), hv(2)};
+  fights_change_t ch = {UID, "Deployment", "default", "web", "704", T0 + 5, &d, 1};
+  assert_int_equal(fights_add_change(f, &ch), 0);
+  json_t *j = answer(f, 0, UID, 10);
+  json_t *fl = json_object_get(j, "fields");
+  assert_int_equal(json_array_size(fl), 1);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(fl, 0), "writer")),
+                      "kubernetes-admin");
+  json_decref(j);
+  /* An annotation: either could have; not judged. A scale write could not
+   * have (it changes /spec/replicas only). */
+  person.rv = status.rv = scale.rv = "705";
+  assert_int_equal(fights_add_write(f, &person), 0);
+  assert_int_equal(fights_add_write(f, &status), 0);
+  assert_int_equal(fights_add_write(f, &scale), 0);
+  fights_diff_t a = {"/metadata/annotations/x", hv(1), hv(2)};
+  fights_change_t ca = {UID, "Deployment", "default", "web", "705", T0 + 6, &a, 1};
+  assert_int_equal(fights_add_change(f, &ca), 0);
+  j = answer(f, 0, UID, 10);
+  assert_int_equal(json_array_size(json_object_get(j, "fields")), 1);
+  json_decref(j);
+  /* /spec/replicas from a version only the scale write was admitted at. */
+  scale.rv = "706";
+  assert_int_equal(fights_add_write(f, &scale), 0);
+  fights_diff_t r = {"/spec/replicas", hv(1), hv(2)};
+  fights_change_t cr = {UID, "Deployment", "default", "web", "706", T0 + 7, &r, 1};
+  assert_int_equal(fights_add_change(f, &cr), 0);
+  j = answer(f, 0, UID, 10);
+  assert_int_equal(json_array_size(json_object_get(j, "fields")), 2);
+  json_decref(j);
+  fights_free(f);
+}
+
 static void test_tracked(void **state) {
   (void)state;
   assert_true(fights_tracked("/spec/replicas"));
@@ -252,6 +308,7 @@ int main(void) {
       cmocka_unit_test(test_absent_and_order),
       cmocka_unit_test(test_episodes),
       cmocka_unit_test(test_bounds),
+      cmocka_unit_test(test_same_version),
       cmocka_unit_test(test_tracked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
