@@ -18,26 +18,96 @@ static int is_update_span(const dec_batch_t *b, const dec_rec_t *r) {
            !memcmp(dec_str(b, r->service), watch, sizeof watch - 1));
 }
 
+/* ---- a span's attributes, read out of its canonical body ------------------------
+ *
+ * The body is the server's own encoding (ripplex/wire.h): "attributes" an
+ * object of strings, escapes only for '"', '\\', control characters and
+ * invalid bytes. Reading it with jansson cost five times its decoding per
+ * update span (docs/benchmarks.md); this reads the few strings wanted in one
+ * pass. In valid JSON the text "attributes":{ can only be that member's key
+ * (a quote inside a string is escaped, and a string followed by ':' is a
+ * key). */
+
+#define ATTR_MAX 256 /* longer values are not wanted (a uid, a version, a user) */
+
+/* The string at *p (just past its opening quote) into out, unescaped, and
+ * *p past its closing quote: 1, or 0 when it did not fit (out is then not a
+ * string); -1 when it is malformed. */
+static int read_str(const char **p, const char *end, char *out, size_t cap) {
+  size_t n = 0;
+  int fits = 1;
+  for (const char *s = *p; s < end; s++) {
+    char c = *s;
+    if (c == '"') {
+      *p = s + 1;
+      if (fits) out[n] = '\0';
+      return fits;
+    }
+    if (c == '\\') {
+      if (++s >= end) return -1;
+      switch (*s) {
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
+        case 'u': /* a control character or U+FFFD: not in a wanted value */
+          if (end - s < 5) return -1;
+          s += 4;
+          c = '?';
+          break;
+        default: c = *s; /* '"', '\\', '/' */
+      }
+    }
+    if (n + 1 < cap)
+      out[n++] = c;
+    else
+      fits = 0;
+  }
+  return -1;
+}
+
+typedef struct span_attrs {
+  char uid[ATTR_MAX], rv[ATTR_MAX], user[ATTR_MAX], sub[ATTR_MAX];
+} span_attrs_t;
+
+static void read_attrs(const char *body, size_t len, span_attrs_t *a) {
+  static const char key[] = "\"attributes\":{";
+  const char *end = body + len, *p = memmem(body, len, key, sizeof key - 1);
+  memset(a, 0, sizeof *a);
+  if (!p) return;
+  p += sizeof key - 1;
+  while (p < end && *p == '"') {
+    char k[32], v[ATTR_MAX];
+    p++;
+    int want = read_str(&p, end, k, sizeof k);
+    if (want < 0 || p >= end || *p != ':' || ++p >= end || *p != '"') return;
+    p++;
+    int ok = read_str(&p, end, v, sizeof v);
+    if (ok < 0) return;
+    char *dst = !want                           ? NULL
+                : !strcmp(k, "uid")             ? a->uid
+                : !strcmp(k, "resourceVersion") ? a->rv
+                : !strcmp(k, "user")            ? a->user
+                : !strcmp(k, "subresource")     ? a->sub
+                                                : NULL;
+    if (dst && ok) memcpy(dst, v, strlen(v) + 1); /* too long: not wanted */
+    if (p < end && *p == ',') p++;
+  }
+}
+
 int fights_feed_spans(fights_t *f, const dec_batch_t *b) {
   if (!f || b->kind != DEC_SPANS) return 0;
   int n = 0;
   for (size_t i = 0; i < b->n; i++) {
     const dec_rec_t *r = &b->rec[i];
     if (!is_update_span(b, r)) continue;
-    json_t *o = json_loadb(b->body.p + r->body_off, r->body_len, 0, NULL);
-    const json_t *a = json_object_get(o, "attributes");
-    fights_write_t w = {
-        .uid = json_string_value(json_object_get(a, "uid")),
-        .rv = json_string_value(json_object_get(a, "resourceVersion")),
-        .writer = json_string_value(json_object_get(o, "service")),
-        .user = json_string_value(json_object_get(a, "user")),
-        .subresource = json_string_value(json_object_get(a, "subresource")),
-        .cpid = r->cpid,
-        .span_id = r->span_id,
-        .time = r->time,
-    };
+    span_attrs_t a;
+    char service[ATTR_MAX];
+    if (r->service.len >= sizeof service) continue;
+    memcpy(service, dec_str(b, r->service), r->service.len);
+    service[r->service.len] = '\0';
+    read_attrs(b->body.p + r->body_off, r->body_len, &a);
+    fights_write_t w = {a.uid, a.rv, service, a.user, a.sub, r->cpid, r->span_id, r->time};
     n += fights_add_write(f, &w);
-    json_decref(o);
   }
   return n;
 }
