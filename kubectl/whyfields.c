@@ -184,9 +184,11 @@ int kr_why_fights_get(kr_ts_t *ts, const char *uid, json_t **out, char *err, siz
 static void put_time_of(FILE *f, const json_t *o, const char *key) {
   const char *t = json_string_value(json_object_get(o, key));
   /* "2026-11-25T10:00:03.123456789Z": the time of day is enough here */
-  if (t && strlen(t) >= 19)
-    fprintf(f, "%.8s", t + 11);
-  else
+  char hms[9];
+  if (t && strlen(t) >= 19) {
+    snprintf(hms, sizeof hms, "%s", t + 11);
+    kr_put_clean(f, hms, sizeof hms);
+  } else
     fputs("-", f);
 }
 
@@ -201,7 +203,12 @@ static void put_managers(FILE *f, const json_t *managers, int pad) {
     if (i) w += fprintf(f, ", ");
     kr_put_clean(f, name ? name : "?", 60);
     w += (int)strlen(name ? name : "?");
-    if (sub && *sub) w += fprintf(f, " (%s)", sub);
+    if (sub && *sub) {
+      fputs(" (", f);
+      kr_put_clean(f, sub, 40);
+      fputc(')', f);
+      w += 3 + (int)strlen(sub);
+    }
   }
   if (pad) fprintf(f, "%*s", w < 28 ? 28 - w : 1, "");
 }

@@ -226,10 +226,7 @@ static field_t *field_get(fights_t *f, const objref_t *obj, const char *path) {
   for (int i = 0; i < WAYS; i++) {
     field_t *e = &set[i];
     if (e->used && e->key == k && !strcmp(e->obj.uid, obj->uid) && !strcmp(e->path, path)) return e;
-    if (!e->used)
-      victim = e;
-    else if (victim->used && e->last.time < victim->last.time)
-      victim = e;
+    if (!e->used || (victim->used && e->last.time < victim->last.time)) victim = e;
   }
   memset(victim, 0, sizeof *victim);
   victim->used = 1;
@@ -513,7 +510,7 @@ static void put_fields(fights_t *f, const char *uid, sbuf_t *b) {
 
 int fights_answer(fights_t *f, int64_t since, const char *uid, size_t limit, sbuf_t *out) {
   if (!limit || limit > FIGHTS_LIMIT_MAX) limit = FIGHTS_LIMIT_MAX;
-  const fight_t **v = malloc(f->nfights * sizeof *v);
+  const fight_t **v = malloc(f->nfights * sizeof(const fight_t *));
   if (!v) return RIPPLE_ENOMEM;
   pthread_mutex_lock(&f->mu);
   size_t n = 0;
@@ -521,7 +518,7 @@ int fights_answer(fights_t *f, int64_t since, const char *uid, size_t limit, sbu
     const fight_t *g = &f->fights[i];
     if (g->seq && g->ep.last >= since && (!uid || !strcmp(g->obj.uid, uid))) v[n++] = g;
   }
-  qsort(v, n, sizeof *v, newest_first);
+  qsort(v, n, sizeof(const fight_t *), newest_first);
   sbuf_printf(out, "{\"enabled\":true,\"window_seconds\":%lld,\"fights\":[",
               (long long)(f->window / 1000000000));
   for (size_t i = 0; i < n && i < limit; i++) {

@@ -12,10 +12,10 @@
 
 static int is_update_span(const dec_batch_t *b, const dec_rec_t *r) {
   static const char op[] = "UPDATE", watch[] = "ripple-watch";
-  if (r->operation.len != sizeof op - 1 || memcmp(dec_str(b, r->operation), op, sizeof op - 1))
+  if (r->operation.len != sizeof op - 1 || memcmp(dec_str(b, r->operation), op, sizeof op - 1) != 0)
     return 0;
   return !(r->service.len == sizeof watch - 1 &&
-           !memcmp(dec_str(b, r->service), watch, sizeof watch - 1));
+           memcmp(dec_str(b, r->service), watch, sizeof watch - 1) == 0);
 }
 
 /* ---- a span's attributes, read out of its canonical body ------------------------
@@ -27,8 +27,6 @@ static int is_update_span(const dec_batch_t *b, const dec_rec_t *r) {
  * pass. In valid JSON the text "attributes":{ can only be that member's key
  * (a quote inside a string is escaped, and a string followed by ':' is a
  * key). */
-
-#define ATTR_MAX 256 /* longer values are not wanted (a uid, a version, a user) */
 
 /* The string at *p (just past its opening quote) into out, unescaped, and
  * *p past its closing quote: 1, or 0 when it did not fit (out is then not a
@@ -52,8 +50,8 @@ static int read_str(const char **p, const char *end, char *out, size_t cap) {
         case 'u': /* a control character or U+FFFD: not in a wanted value */
           if (end - s < 5) return -1;
           s += 4;
-          c = '?';
-          break;
+          fits = 0;
+          continue;
         default: c = *s; /* '"', '\\', '/' */
       }
     }
@@ -65,18 +63,14 @@ static int read_str(const char **p, const char *end, char *out, size_t cap) {
   return -1;
 }
 
-typedef struct span_attrs {
-  char uid[ATTR_MAX], rv[ATTR_MAX], user[ATTR_MAX], sub[ATTR_MAX];
-} span_attrs_t;
-
-static void read_attrs(const char *body, size_t len, span_attrs_t *a) {
+void fights_span_attrs(const char *body, size_t len, fights_attrs_t *a) {
   static const char key[] = "\"attributes\":{";
   const char *end = body + len, *p = memmem(body, len, key, sizeof key - 1);
   memset(a, 0, sizeof *a);
   if (!p) return;
   p += sizeof key - 1;
   while (p < end && *p == '"') {
-    char k[32], v[ATTR_MAX];
+    char k[32], v[FIGHTS_ATTR_MAX];
     p++;
     int want = read_str(&p, end, k, sizeof k);
     if (want < 0 || p >= end || *p != ':' || ++p >= end || *p != '"') return;
@@ -100,12 +94,12 @@ int fights_feed_spans(fights_t *f, const dec_batch_t *b) {
   for (size_t i = 0; i < b->n; i++) {
     const dec_rec_t *r = &b->rec[i];
     if (!is_update_span(b, r)) continue;
-    span_attrs_t a;
-    char service[ATTR_MAX];
+    fights_attrs_t a;
+    char service[FIGHTS_ATTR_MAX];
     if (r->service.len >= sizeof service) continue;
     memcpy(service, dec_str(b, r->service), r->service.len);
     service[r->service.len] = '\0';
-    read_attrs(b->body.p + r->body_off, r->body_len, &a);
+    fights_span_attrs(b->body.p + r->body_off, r->body_len, &a);
     fights_write_t w = {a.uid, a.rv, service, a.user, a.sub, r->cpid, r->span_id, r->time};
     n += fights_add_write(f, &w);
   }

@@ -18,6 +18,15 @@
 #include "analysis/fights.h"
 #include "ingest/decode.h"
 
+/* The attributes of a span the detector reads, out of the span's body as
+ * the server encoded it (ingest/decode.h); "" when absent, longer than
+ * FIGHTS_ATTR_MAX - 1 bytes, or holding an escape of a control character. */
+#define FIGHTS_ATTR_MAX 256
+typedef struct fights_attrs {
+  char uid[FIGHTS_ATTR_MAX], rv[FIGHTS_ATTR_MAX], user[FIGHTS_ATTR_MAX], sub[FIGHTS_ATTR_MAX];
+} fights_attrs_t;
+void fights_span_attrs(const char *body, size_t len, fights_attrs_t *a);
+
 /* A batch of spans just committed; returns the fights flagged. f NULL: off. */
 int fights_feed_spans(fights_t *f, const dec_batch_t *b);
 /* A batch of details just stored; returns the fights flagged. */
