@@ -91,12 +91,14 @@ test-tsan: build-tsan
 # lab's own tests, then the C programs labelled "lab" (the Kubernetes client),
 # built with ASan/UBSan, one at a time since some restart the API server. The
 # C programs' lab has two API servers, as managed control planes do (the
-# webhook's replicas are tested behind both: test_replicas_lab). The lab's
+# webhook's replicas are tested behind both: test_replicas_lab), and with
+# kube-apiserver's own tracing (test_apiserver_trace_lab; it exports to a port
+# where only that test listens, and drops its batches otherwise). The lab's
 # tests include its real node (test-node: root), which runs the chart from the
 # image of `make image` and kubectl ripple from the ASan build.
 test-lab: lab build-asan image
 	@RIPPLE_BIN=$(CURDIR)/$(BUILD)/asan/bin bash lab/tests/run-all.sh
-	@RIPPLE_LAB_UP_ARGS="--apiservers 2" scripts/with-lab sh -c 'cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	@RIPPLE_LAB_UP_ARGS="--apiservers 2 --apiserver-tracing" scripts/with-lab sh -c 'cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -L lab'
 
 test: test-dev test-asan test-tsan test-lab

@@ -132,8 +132,12 @@ static int pod_endpoints(hop_result_t *res, const cl_log_t *log, const aindex_t 
   const char *ip = pod->ready ? ripple_rules_field(pod->ready->object, "status.podIP") : NULL;
   if (!ip || !*ip) return RIPPLE_OK;
   bool seen_ep = false, seen_slice = false;
-  /* The log is sorted: start from the Ready record's own position. */
-  for (size_t i = (size_t)(pod->ready - log->r); i < log->n && !(seen_ep && seen_slice); i++) {
+  /* The log is sorted. The Endpoints and the slice come on watches of their
+   * own and can be seen before the Pod's Ready (emit: counted as 0), so the
+   * search starts at the Pod's Running record, before which no address can
+   * list it as ready; a loaded agent saw that on the real node. */
+  const cl_record_t *from = pod->running && pod->running < pod->ready ? pod->running : pod->ready;
+  for (size_t i = (size_t)(from - log->r); i < log->n && !(seen_ep && seen_slice); i++) {
     const cl_record_t *r = &log->r[i];
     bool slice = !strcmp(r->kind, "EndpointSlice");
     if (r->relist || r->op == CL_DELETE || strcmp(r->ns, pod->ns) != 0) continue;

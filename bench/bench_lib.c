@@ -145,7 +145,12 @@ static void bench_shipper(void) {
   ripple_cpid_generate(&src[0]);
   ripple_cpid_generate(&src[1]);
   ripple_objref_t obj = {"apps/v1", "ReplicaSet", "default", "web-7d9f8b6c5", "1c0e2d7e-uid"};
-  k.ml = (ripple_mergelog_t){src[0], src, 2, ripple_now_ns(), "deployment-controller", &obj};
+  k.ml = (ripple_mergelog_t){.cpid = src[0],
+                             .sources = src,
+                             .nsources = 2,
+                             .time_ns = ripple_now_ns(),
+                             .component = "deployment-controller",
+                             .object = &obj};
   ripple_attr_t attrs[3] = {
       {"object", "replicasets/web-7d9f8b6c5"}, {"verb", "update"}, {"rv", "48213"}};
   k.sp =

@@ -98,7 +98,7 @@ static void shape(uint64_t n, mergelog_fn fn, void *ud) {
 static void to_graph(void *ud, uint64_t i, const ripple_cpid_t *src, size_t ns) {
   ripple_cpid_t c;
   cpid_of(i, &c);
-  if (graph_add_mergelog(ud, &c, src, ns, (int64_t)i * 1000, i + 1) < 0) failures++;
+  if (graph_add_mergelog(ud, &c, src, ns, NULL, (int64_t)i * 1000, i + 1) < 0) failures++;
 }
 
 /* Every cascade's root is a root mergelog of a new object uid. */

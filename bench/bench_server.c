@@ -143,8 +143,12 @@ static void mergelog_of(uint64_t i, const ripple_cpid_t *cpid, const ripple_cpid
   cpid_of(i ^ 0x5555555555ULL, &u);
   ripple_cpid_format(&u, uid);
   ripple_objref_t obj = {"apps/v1", kinds[i % 4], "default", name, uid};
-  ripple_mergelog_t ml = {*cpid, src, nsrc, 1795300000000000000 + (int64_t)i, components[i / 3 % 4],
-                          &obj};
+  ripple_mergelog_t ml = {.cpid = *cpid,
+                          .sources = src,
+                          .nsources = nsrc,
+                          .time_ns = 1795300000000000000 + (int64_t)i,
+                          .component = components[i / 3 % 4],
+                          .object = &obj};
   wire_mergelog(out, &ml);
 }
 
@@ -237,7 +241,7 @@ static cost_t phase_graph(dec_batch_t *batches) {
     const dec_batch_t *b = &batches[i];
     for (size_t k = 0; k < b->n; k++)
       graph_add_mergelog(g, &b->rec[k].cpid, b->src + b->rec[k].src_off, b->rec[k].nsrc,
-                         b->rec[k].time, seq++);
+                         dec_trigger(b, &b->rec[k]), b->rec[k].time, seq++);
   }
   cost_t us = per_record(t0, (size_t)BODIES * BATCH);
   graph_free(g);
@@ -309,7 +313,7 @@ static int64_t rss_bytes(void) {
 
 static void add_to_graph(void *ud, uint64_t i, const ripple_cpid_t *cpid, const ripple_cpid_t *src,
                          size_t nsrc) {
-  if (graph_add_mergelog(ud, cpid, src, nsrc, 1795300000000000000 + (int64_t)i, i + 1) != 1)
+  if (graph_add_mergelog(ud, cpid, src, nsrc, NULL, 1795300000000000000 + (int64_t)i, i + 1) != 1)
     failures++;
 }
 
@@ -366,7 +370,7 @@ static void graph_queries(srv_t *s, uint64_t nv) {
     cpid_of(rng() % nv, &id); /* another vertex: not one the walk above brought into cache */
     out.len = 0;
     t0 = mono_ns();
-    if (srv_query(s, Q_RELATED, &id, 0, &out) != 200) failures++;
+    if (srv_query(s, Q_RELATED, &id, GRAPH_REACHABLE, 0, &out) != 200) failures++;
     lat2[q] = mono_ns() - t0;
   }
   qsort(sizes, QUERIES, sizeof *sizes, cmp_size);
@@ -386,7 +390,8 @@ static void graph_worst(srv_t *s, uint64_t nv) {
     ripple_cpid_t id, parent;
     cpid_of(nv + k, &id);
     cpid_of(nv + (k ? (k - 1) / 4 : 0), &parent);
-    if (graph_add_mergelog(s->core.g, &id, &parent, k ? 1 : 0, 0, nv + k + 1) != 1) failures++;
+    if (graph_add_mergelog(s->core.g, &id, &parent, k ? 1 : 0, NULL, 0, nv + k + 1) != 1)
+      failures++;
   }
   ripple_cpid_t root;
   cpid_of(nv, &root);
@@ -405,7 +410,7 @@ static void graph_worst(srv_t *s, uint64_t nv) {
     lat[r] = mono_ns() - t0;
     out.len = 0;
     t0 = mono_ns();
-    if (srv_query(s, Q_RELATED, &root, 0, &out) != 200) failures++;
+    if (srv_query(s, Q_RELATED, &root, GRAPH_REACHABLE, 0, &out) != 200) failures++;
     lat2[r] = mono_ns() - t0;
   }
   printf("  worst case, the walk cut at the query limit (%zu CPIDs, %zu bytes of JSON):\n",

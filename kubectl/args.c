@@ -27,6 +27,7 @@ typedef enum vflag {
   F_SERVER_SERVICE,
   F_OUTPUT,
   F_PORT,
+  F_SCOPE,
 } vflag_t;
 
 /* Flags that take a value. */
@@ -46,6 +47,7 @@ static const struct {
     {"output", 'o', F_OUTPUT},
     {"server-service", 0, F_SERVER_SERVICE},
     {"port", 0, F_PORT},
+    {"scope", 0, F_SCOPE},
 };
 
 static const struct {
@@ -112,6 +114,14 @@ static int set_value(kr_args_t *a, vflag_t f, const char *v, char *err, size_t c
       a->port = n;
       break;
     }
+    case F_SCOPE:
+      if (strcmp(v, "own") != 0 && strcmp(v, "reachable") != 0)
+        return fail(err, cap,
+                    "--scope must be own (what the change caused) or reachable (everything "
+                    "it reaches), not \"%s\"",
+                    v);
+      a->reachable = !strcmp(v, "reachable");
+      break;
     case F_OUTPUT:
       if (strcmp(v, "json") != 0)
         return fail(err, cap, "-o must be json (or left out for the tree), not \"%s\"", v);
@@ -155,6 +165,8 @@ static int bool_flag(const char *arg, kr_args_t *a) {
     a->force_conflicts = 1;
   } else if (!strcmp(arg, "--no-browser")) {
     a->no_browser = 1;
+  } else if (!strcmp(arg, "--reachable")) {
+    a->reachable = 1;
   } else if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
     a->cmd = KR_CMD_HELP;
   } else {
@@ -208,6 +220,8 @@ static int check(const kr_args_t *a, char *err, size_t cap) {
     return fail(err, cap, "name the object as KIND/NAME (deploy/web) or KIND NAME");
   if (a->cmd != KR_CMD_DASHBOARD && (a->port >= 0 || a->no_browser))
     return fail(err, cap, "--port and --no-browser are dashboard's flags");
+  if (a->reachable && a->cmd != KR_CMD_TRACE && a->cmd != KR_CMD_LAST && a->cmd != KR_CMD_DASHBOARD)
+    return fail(err, cap, "--reachable and --scope are for trace, last and dashboard");
   switch (a->cmd) {
     case KR_CMD_NONE: return fail(err, cap, "no command given (try: kubectl ripple help)");
     case KR_CMD_APPLY:
@@ -268,11 +282,13 @@ void kr_usage(FILE *f) {
       "  kubectl ripple scale KIND/NAME --replicas=N\n"
       "  kubectl ripple patch KIND/NAME -p PATCH [--type strategic|merge|json]\n"
       "  kubectl ripple delete KIND/NAME\n"
-      "  kubectl ripple trace CPID [-o json]\n"
-      "  kubectl ripple last KIND/NAME [-o json]\n"
+      "  kubectl ripple trace CPID [-o json] [--reachable]   the change's own cascade;\n"
+      "      --reachable (--scope reachable): everything reachable from it\n"
+      "  kubectl ripple last KIND/NAME [-o json] [--reachable]\n"
       "  kubectl ripple why KIND/NAME [-o json]   the writes from the root change to\n"
       "      the object's latest write: who, what changed, how long each took\n"
-      "  kubectl ripple dashboard [CPID] [--port N] [--no-browser]   the dashboard in\n"
+      "  kubectl ripple dashboard [CPID] [--port N] [--no-browser] [--reachable]   the dashboard "
+      "in\n"
       "      your browser, relayed from 127.0.0.1 (its URL first on stdout); Ctrl-C stops\n"
       "\n"
       "Every change prints \"cpid: <CPID>\"; trace it with kubectl ripple trace.\n"

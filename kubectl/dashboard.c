@@ -40,26 +40,9 @@ typedef struct relay {
   unsigned port;
 } relay_t;
 
-/* ripple-server's, the same for the same pages (ripplex/webfile.h). */
-static const char csp[] = WEBFILE_CSP;
-
 static enum MHD_Result answer(struct MHD_Connection *c, unsigned status, const char *type,
                               const char *p, size_t len, const char *extra, const char *value) {
-  const char *hdrs[] = {"Content-Security-Policy",
-                        csp,
-                        "X-Content-Type-Options",
-                        "nosniff",
-                        "X-Frame-Options",
-                        "DENY",
-                        "Referrer-Policy",
-                        "no-referrer",
-                        "Cross-Origin-Resource-Policy",
-                        "same-origin",
-                        "Cross-Origin-Opener-Policy",
-                        "same-origin",
-                        extra,
-                        value,
-                        NULL};
+  const char *hdrs[] = {WEBFILE_SECURITY_HEADERS, extra, value, NULL};
   return httpd_send_headers(c, status, type, p, len, hdrs);
 }
 
@@ -283,7 +266,11 @@ int kr_dashboard(const kr_args_t *a, kr_ts_t *ts) {
   r.port = port;
   char base[128], url[200];
   snprintf(base, sizeof base, "http://127.0.0.1:%u/%s/", (unsigned)port, r.secret);
-  snprintf(url, sizeof url, "%s%s%s", base, canon[0] ? "#/trace/" : "", canon);
+  /* The dashboard keeps its scope in the deep link (docs/dashboard.md). */
+  snprintf(url, sizeof url, "%s%s%s%s", base, canon[0] ? "#/trace/" : "", canon,
+           !a->reachable ? ""
+           : canon[0]    ? "?scope=reachable"
+                         : "#/find?scope=reachable");
   /* The first line for scripts; written before serving, and stdout not used
    * again (it may be closed once read). */
   printf("dashboard: %s\n", base);

@@ -64,6 +64,9 @@ typedef struct kr_args {
   int force_conflicts;
   long port;      /* dashboard --port; -1 when not given (any free port) */
   int no_browser; /* dashboard --no-browser */
+  /* trace, last, dashboard: everything reachable from the CPID (--reachable,
+   * --scope reachable) instead of the change's own cascade (docs/api.md). */
+  int reachable;
   /* KIND/NAME or KIND NAME, split. */
   char resource[128];
   char name[256];
@@ -171,7 +174,8 @@ char *kr_ts_dashboard_url(const kr_ts_t *ts, const char *cpid);
  * the proxy, whose URL a browser cannot authenticate to, the command that
  * opens the page: "dashboard: kubectl ripple dashboard CPID" (with
  * --server-service when that flag chose the Service). */
-void kr_ts_put_dashboard(FILE *f, const kr_ts_t *ts, const char *url, const char *cpid);
+void kr_ts_put_dashboard(FILE *f, const kr_ts_t *ts, const char *url, const char *cpid,
+                         int reachable);
 
 /* One GET of path (from "/": "/", "/assets/...", "/v1/...", a query
  * allowed) as it comes, the reader token added as for every request: *status
@@ -190,8 +194,11 @@ typedef struct kr_answers {
   json_t *details, *stalls;
 } kr_answers_t;
 
-/* GET /v1/cpids/{cpid}/related, /mergelogs and /spans (not details, stalls). */
-int kr_tserver_fetch(kr_ts_t *ts, const char *cpid, kr_answers_t *out, char *err, size_t cap);
+/* GET /v1/cpids/{cpid}/related, /mergelogs and /spans (not details, stalls)
+ * of the change's own cascade, or (reachable) of everything reachable from
+ * it. A server older than scopes ignores the parameter: reachable then. */
+int kr_tserver_fetch(kr_ts_t *ts, const char *cpid, int reachable, kr_answers_t *out, char *err,
+                     size_t cap);
 /* GET /v1/cpids/{cpid}/{what}: "origins", "details", "stalls". RIPPLE_ENOENT
  * for a 404 (a CPID the server does not know, or a server older than the
  * path), RIPPLE_ESYS when the server cannot be reached or fails. */

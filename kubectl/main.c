@@ -20,10 +20,12 @@
 /* An answer that only adds to the trace (details, stalls): a server older
  * than it (404) gives none; a failure is said on stderr and the trace shown
  * without it. */
-static json_t *optional(kr_ts_t *ts, const char *cpid, const char *what) {
-  char err[1024];
+static json_t *optional(kr_ts_t *ts, const char *cpid, const char *what, int reachable) {
+  char err[1024], q[64];
   json_t *j = NULL;
-  int rc = kr_tserver_cpid_get(ts, cpid, what, &j, err, sizeof err);
+  /* Details and stalls of the trace's scope. */
+  snprintf(q, sizeof q, "%s?scope=%s", what, reachable ? "reachable" : "own");
+  int rc = kr_tserver_cpid_get(ts, cpid, q, &j, err, sizeof err);
   if (rc != RIPPLE_OK && rc != RIPPLE_ENOENT)
     fprintf(stderr, "warning: the trace without %s: %s\n", what, err);
   return rc == RIPPLE_OK ? j : NULL;
@@ -33,11 +35,11 @@ static int print_trace(const kr_args_t *a, kr_ts_t *ts, const char *cpid) {
   char err[1024];
   kr_answers_t ans;
   kr_trace_t t;
-  int rc = kr_tserver_fetch(ts, cpid, &ans, err, sizeof err);
+  int rc = kr_tserver_fetch(ts, cpid, a->reachable, &ans, err, sizeof err);
   if (rc == RIPPLE_OK) {
-    ans.stalls = optional(ts, cpid, "stalls");
+    ans.stalls = optional(ts, cpid, "stalls", a->reachable);
     /* Only the text shows them (changed fields, refusals, in the tree). */
-    if (!a->json) ans.details = optional(ts, cpid, "details");
+    if (!a->json) ans.details = optional(ts, cpid, "details", a->reachable);
     rc = kr_trace_build(&ans, &t, err, sizeof err);
     if (rc == RIPPLE_EJSON && (ans.details || ans.stalls)) {
       fprintf(stderr, "warning: the trace without details and stalls: %s\n", err);
@@ -62,7 +64,8 @@ static int print_trace(const kr_args_t *a, kr_ts_t *ts, const char *cpid) {
     rc = -1;
   } else if (a->json) {
     json_t *j = kr_trace_json(&t);
-    rc = j && !json_object_set_new(j, "dashboard", json_string(url))
+    rc = j && !json_object_set_new(j, "dashboard", json_string(url)) &&
+                 !json_object_set_new(j, "scope", json_string(a->reachable ? "reachable" : "own"))
              ? json_dumpf(j, stdout, JSON_INDENT(2))
              : -1;
     json_decref(j);
@@ -72,7 +75,11 @@ static int print_trace(const kr_args_t *a, kr_ts_t *ts, const char *cpid) {
     kr_render_tree(stdout, &t, colour);
     kr_render_stalls(stdout, &t, colour);
     kr_render_hops(stdout, &t, colour);
-    kr_ts_put_dashboard(stdout, ts, url, canon);
+    /* After the tree: scripts read its first line (cpid ...). */
+    printf("\nscope: %s\n", a->reachable
+                                ? "everything reachable from the change (the CPID paper's set)"
+                                : "the change's own cascade (--reachable: everything reachable)");
+    kr_ts_put_dashboard(stdout, ts, url, canon, a->reachable);
   }
   free(url);
   kr_trace_free(&t);

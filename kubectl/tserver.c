@@ -443,9 +443,11 @@ char *kr_ts_dashboard_url(const kr_ts_t *ts, const char *cpid) {
   return url;
 }
 
-void kr_ts_put_dashboard(FILE *f, const kr_ts_t *ts, const char *url, const char *cpid) {
+void kr_ts_put_dashboard(FILE *f, const kr_ts_t *ts, const char *url, const char *cpid,
+                         int reachable) {
   if (!ts->kc) {
-    fprintf(f, "\ndashboard: %s\n", url);
+    /* The dashboard keeps its scope in the deep link (docs/dashboard.md). */
+    fprintf(f, "\ndashboard: %s%s\n", url, reachable ? "?scope=reachable" : "");
     return;
   }
   /* The proxy's URL wants the user's cluster credentials, which a browser
@@ -453,6 +455,7 @@ void kr_ts_put_dashboard(FILE *f, const kr_ts_t *ts, const char *url, const char
   fprintf(f, "\ndashboard: kubectl ripple dashboard %s", cpid);
   if (ts->w.from && !strcmp(ts->w.from, "--server-service"))
     fprintf(f, " --server-service %s/%s:%s", ts->w.ns, ts->w.name, ts->w.port);
+  if (reachable) fputs(" --reachable", f);
   fputc('\n', f);
 }
 
@@ -476,7 +479,8 @@ int kr_ts_get_raw(kr_ts_t *ts, const char *path, long *status, char **body, size
 
 /* ---- what kubectl ripple asks ---------------------------------------------------------- */
 
-int kr_tserver_fetch(kr_ts_t *ts, const char *cpid, kr_answers_t *out, char *err, size_t cap) {
+int kr_tserver_fetch(kr_ts_t *ts, const char *cpid, int reachable, kr_answers_t *out, char *err,
+                     size_t cap) {
   ripple_cpid_t id;
   if (ripple_cpid_parse(cpid, strlen(cpid), &id) != RIPPLE_OK) {
     snprintf(err, cap, "\"%s\" is not a CPID (a UUID like 3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60)",
@@ -491,7 +495,8 @@ int kr_tserver_fetch(kr_ts_t *ts, const char *cpid, kr_answers_t *out, char *err
   int rc = RIPPLE_OK;
   for (int i = 0; i < 3 && rc == RIPPLE_OK; i++) {
     char path[128];
-    snprintf(path, sizeof path, "/v1/cpids/%s/%s", canon, what[i]);
+    snprintf(path, sizeof path, "/v1/cpids/%s/%s?scope=%s", canon, what[i],
+             reachable ? "reachable" : "own");
     rc = get(ts, path, dst[i], err, cap);
   }
   if (rc == RIPPLE_ENOENT)

@@ -183,7 +183,9 @@ static int pick_trace(why_run_t *w, char *err, size_t cap) {
   for (size_t r = 0; r < w->nroots; r++) {
     kr_answers_t ans;
     kr_trace_t t;
-    int rc = kr_tserver_fetch(w->ts, w->roots[r], &ans, err, cap);
+    /* Everything reachable: the object's latest write may ride on an
+     * earlier change's context. */
+    int rc = kr_tserver_fetch(w->ts, w->roots[r], 1, &ans, err, cap);
     if (rc == RIPPLE_ENOENT) continue; /* gone since the origins answer (retention) */
     if (rc == RIPPLE_OK) {
       rc = kr_trace_build(&ans, &t, err, cap);
@@ -248,7 +250,7 @@ static int print(const why_run_t *w, FILE *out) {
   } else if (url) {
     kr_render_why(out, &c, kr_want_colour(fileno(out)));
     kr_render_why_fields(out, w->fields, kr_want_colour(fileno(out)));
-    kr_ts_put_dashboard(out, w->ts, url, w->t.cpid);
+    kr_ts_put_dashboard(out, w->ts, url, w->t.cpid, 1);
   }
   free(url);
   kr_why_free(&c);

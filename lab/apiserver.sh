@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # The lab's kube-apiservers: how `lab/lab up` starts one, or two on the same etcd
 # (`--apiservers 2`), and what the second one needs of its own. Sourced by lab/lab,
-# whose globals (LAB_DIR, PKI, BIN, APISERVERS, AUDIT..., APISERVER_ARGS) it reads.
+# whose globals (LAB_DIR, PKI, BIN, APISERVERS, AUDIT..., APISERVER_TRACING,
+# APISERVER_ARGS) it reads.
 # See docs/lab.md, "Two API servers".
 #
 # A real control plane runs several API servers on one etcd, each answering
@@ -46,6 +47,27 @@ apiserver_audit_args() {
     AUDIT_ARGS+=(--audit-webhook-config-file="$AUDIT_WEBHOOK" --audit-webhook-mode=batch
       --audit-webhook-batch-max-wait=1s --audit-webhook-initial-backoff=1s)
   fi
+}
+
+# apiserver_tracing_args: with `up --apiserver-tracing`, kube-apiserver's own traces
+# (KEP-647, --tracing-config-file) into TRACING_ARGS: OTLP over gRPC, which is all
+# kube-apiserver exports (plaintext: its exporter is always insecure), to
+# 127.0.0.1:$LAB_OTLP_PORT, where a test runs the lab's Jaeger with a gRPC receiver.
+# Every request is sampled (samplingRatePerMillion 1000000): a lab setting, for tests
+# that look for one write's spans; a cluster samples a fraction (docs/otlp.md). Both API
+# servers send to the same receiver. Nothing listens there unless a test starts one;
+# the exporter then drops its batches and retries, and requests are not slowed.
+apiserver_tracing_args() {
+  TRACING_ARGS=()
+  ((APISERVER_TRACING)) || return 0
+  mkdir -p "$LAB_DIR/tracing"
+  cat >"$LAB_DIR/tracing/tracing.yaml" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: TracingConfiguration
+endpoint: 127.0.0.1:$LAB_OTLP_PORT
+samplingRatePerMillion: 1000000
+EOF
+  TRACING_ARGS=(--tracing-config-file="$LAB_DIR/tracing/tracing.yaml")
 }
 
 # apiserver_admission_args: the admission configuration of both API servers into
@@ -113,6 +135,7 @@ start_apiserver() {
   [[ $n == 2 ]] && certs=$LAB_DIR/apiserver2-certs
   apiserver_audit_args "$n"
   apiserver_admission_args
+  apiserver_tracing_args
   start "$name" \
     --etcd-servers="http://127.0.0.1:$LAB_ETCD_CLIENT_PORT" \
     --advertise-address=127.0.0.1 --bind-address=127.0.0.1 --secure-port="$port" \
@@ -131,7 +154,8 @@ start_apiserver() {
     --enable-admission-plugins=NodeRestriction \
     --kubelet-preferred-address-types=InternalIP \
     --cert-dir="$certs" \
-    --v=1 "${ADMISSION_ARGS[@]}" ${AUDIT_ARGS[@]+"${AUDIT_ARGS[@]}"} ${APISERVER_ARGS[@]+"${APISERVER_ARGS[@]}"}
+    --v=1 "${ADMISSION_ARGS[@]}" ${AUDIT_ARGS[@]+"${AUDIT_ARGS[@]}"} ${TRACING_ARGS[@]+"${TRACING_ARGS[@]}"} \
+    ${APISERVER_ARGS[@]+"${APISERVER_ARGS[@]}"}
   wait_for "$name /readyz" "$name" https_ok "https://127.0.0.1:$port/readyz"
 }
 

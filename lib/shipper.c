@@ -84,13 +84,17 @@ static rec_t *copy_mergelog(const ripple_mergelog_t *ml) {
     strs +=
         slen(o->api_version) + slen(o->kind) + slen(o->namespace_) + slen(o->name) + slen(o->uid);
   size_t srcs = ml->nsources * sizeof(ripple_cpid_t);
-  rec_t *r = malloc(sizeof *r + srcs + strs);
+  size_t trig = ml->trigger ? ml->ntrigger * sizeof(ripple_cpid_t) : 0;
+  rec_t *r = malloc(sizeof *r + srcs + trig + strs);
   if (!r) return NULL;
   char *p = (char *)(r + 1);
   r->type = REC_MERGELOG;
   r->u.ml = *ml;
   if (srcs) r->u.ml.sources = memcpy(p, ml->sources, srcs);
   p += srcs;
+  r->u.ml.trigger = trig ? memcpy(p, ml->trigger, trig) : NULL;
+  r->u.ml.ntrigger = trig ? ml->ntrigger : 0;
+  p += trig;
   r->u.ml.component = scopy(&p, ml->component);
   r->u.ml.object = NULL;
   if (o) {
@@ -180,7 +184,8 @@ static rec_t *copy_ml_cb(const void *p) { return copy_mergelog(p); }
 static rec_t *copy_sp_cb(const void *p) { return copy_span(p); }
 
 int ripple_shipper_enqueue_mergelog(ripple_shipper_t *s, const ripple_mergelog_t *ml) {
-  if (!s || !ml || (ml->nsources && !ml->sources)) return RIPPLE_EINVAL;
+  if (!s || !ml || (ml->nsources && !ml->sources) || ml->ntrigger > ml->nsources)
+    return RIPPLE_EINVAL;
   return enqueue(s, copy_ml_cb, ml);
 }
 

@@ -106,7 +106,12 @@ int ripple_tracer_extract_str(ripple_tracer_t *t, const char *s, size_t len, rip
 static void emit_mergelog(ripple_tracer_t *t, const ripple_cpid_t *cpid, const ripple_cpid_t *src,
                           size_t nsrc, const ripple_objref_t *obj) {
   if (!t->sink.mergelog) return;
-  ripple_mergelog_t ml = {*cpid, src, nsrc, tracer_now(t), t->component, obj};
+  ripple_mergelog_t ml = {.cpid = *cpid,
+                          .sources = src,
+                          .nsources = nsrc,
+                          .time_ns = tracer_now(t),
+                          .component = t->component,
+                          .object = obj};
   t->sink.mergelog(t->sink.ud, &ml);
 }
 

@@ -5,7 +5,8 @@
 #include "internal.h"
 
 int ripple_mergelog_to_json(const ripple_mergelog_t *ml, char **out, size_t *out_len) {
-  if (!ml || !out || (ml->nsources && !ml->sources)) return RIPPLE_EINVAL;
+  if (!ml || !out || (ml->nsources && !ml->sources) || ml->ntrigger > ml->nsources)
+    return RIPPLE_EINVAL;
   sbuf_t b;
   sbuf_init(&b);
   wire_mergelog(&b, ml);

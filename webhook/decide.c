@@ -209,7 +209,8 @@ static int decide_root(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, 
      * the trace server refuse the whole batch (the rest lost with it). */
     if (!r->dry_run && w->down.mergelog && !wh_memo_cause_get(w->memo, &d->ctx.cpid)) {
       ripple_objref_t ref = wh_objref(r, d);
-      ripple_mergelog_t ml = {d->ctx.cpid, NULL, 0, now, d->service, &ref};
+      ripple_mergelog_t ml = {
+          .cpid = d->ctx.cpid, .time_ns = now, .component = d->service, .object = &ref};
       w->down.mergelog(w->down.ud, &ml);
     }
     if (!r->dry_run) wh_claims_put(w->claims, &d->ctx.cpid, r->user ? r->user : "", now);
@@ -329,7 +330,12 @@ static int decide_tick(wh_t *w, const wh_review_t *r, const ripple_ctx_t *from, 
     d->ctx.anc[d->ctx.nanc++] = from->anc[i];
   if (!r->dry_run && w->down.mergelog) {
     ripple_objref_t ref = wh_objref(r, d);
-    ripple_mergelog_t ml = {d->ctx.cpid, &from->cpid, 1, now, d->service, &ref};
+    ripple_mergelog_t ml = {.cpid = d->ctx.cpid,
+                            .sources = &from->cpid,
+                            .nsources = 1,
+                            .time_ns = now,
+                            .component = d->service,
+                            .object = &ref};
     w->down.mergelog(w->down.ud, &ml);
   }
   d->how = RIPPLE_MERGE_NEW;
@@ -374,6 +380,32 @@ static int own_source(wh_t *w, const wh_review_t *r, carrier_t c, wh_decision_t 
   return 1;
 }
 
+/* What caused a controller's write, among what it merges (the object's own
+ * context and its sources): the newest change, by when each was first
+ * admitted here (memo.h causes), into out. The rest were carried along: the
+ * object's earlier context, older changes of related objects (the Pods an
+ * Endpoints update lists from earlier scales). A change's own cascade follows
+ * these only (ripple.h, trigger), so the first of four scales of a Deployment
+ * does not own the later three's Pods through the ReplicaSet's context. When
+ * no time is known (a memory lost in a restart) it is 0: not known, every
+ * source counts. A guess by time, not a proof: a slow Pod of an earlier scale
+ * that becomes ready after a later scale is counted to the later one. */
+static size_t newest(wh_t *w, const ripple_ctx_t *target, const wh_sources_t *s,
+                     ripple_cpid_t *out) {
+  int64_t best = 0;
+  size_t n = 0;
+  for (size_t i = 0; i <= s->n; i++) {
+    const ripple_ctx_t *c = i < s->n ? &s->ctx[i] : target;
+    if (!ripple_ctx_is_set(c)) continue;
+    int64_t t = wh_memo_cause_get(w->memo, &c->cpid);
+    if (t <= 0 || t < best) continue;
+    if (t > best) n = 0;
+    best = t;
+    out[n++] = c->cpid;
+  }
+  return n;
+}
+
 static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_certainty_t how,
                              int64_t now, wh_decision_t *d, wh_sources_t *s) {
   ripple_ctx_t target;
@@ -385,10 +417,12 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   target_of(w, r, c, now, d, &target, &pod, &unknown, &stale);
   json_decref(pod);
   /* The object's spec changed since its context was written, and nothing
-   * here holds that change: what this write follows from is not known. A
-   * Deployment's status write changes no context (frozen), whatever it. */
-  if (stale && c == CARRY_OBJECT && !frozen(w, r, d) && !holds(r, c, d))
-    return decide_uncertain(w, r, c, now, d);
+   * here holds that change (a write no replica answered, or one made while
+   * the guard had the webhook off). A status write reports on that very
+   * change: what it follows from is not known. A Deployment's status write
+   * changes no context (frozen), whatever it. */
+  stale = stale && c == CARRY_OBJECT && !frozen(w, r, d) && !holds(r, c, d);
+  if (stale && *r->subresource) return decide_uncertain(w, r, c, now, d);
   if (unknown) { /* its span is decided once the informer has the Pod */
     d->pending = 1;
     d->skip = "pending";
@@ -404,12 +438,25 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   /* Related objects' contexts may be older than the decider's latest
    * decisions about them (its informers and memory are not this replica's). */
   if ((how == WH_UNCERTAIN && s->n > own) || s->uncertain) return decide_uncertain(w, r, c, now, d);
+  /* A stale object's main resource written by a controller: the write
+   * follows from what the controller read, its owner's latest change, which
+   * is known here (held or remembered with its generation, or stamped
+   * current); the object's older context is merged as what it was before.
+   * Only the change nobody answered is missing, as it is from the trace
+   * anyway. The ReplicaSet update of the first scale after a `helm upgrade`
+   * of the webhook is such a write: the guard kept the webhook off for the
+   * ReplicaSet's scales during the upgrade (docs/webhook.md). With no such
+   * source the write's cause is not known. */
+  if (stale && s->n == own) return decide_uncertain(w, r, c, now, d);
   if (c == CARRY_OBJECT && s->n == 1 && !ripple_ctx_is_set(&target) && is_tick(r, d))
     return decide_tick(w, r, &s->ctx[0], now, d);
   const ripple_ctx_t *ptr[WH_SOURCES_MAX];
   for (size_t i = 0; i < s->n; i++) ptr[i] = &s->ctx[i];
   ripple_objref_t ref = wh_objref(r, d);
+  ripple_cpid_t trig[WH_SOURCES_MAX + 1];
+  wh_sink_trigger(trig, newest(w, &target, s, trig));
   int rc = ripple_merge(w->tracer, &target, ptr, s->n, &ref, &d->ctx, &d->how);
+  wh_sink_trigger(NULL, 0);
   if (rc != RIPPLE_OK) return rc;
   if (d->how == RIPPLE_MERGE_NONE) {
     if (frozen(w, r, d)) {

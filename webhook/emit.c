@@ -31,10 +31,32 @@ static const char *bounded(const char *s, char buf[WH_ATTR_MAX + 1], int *cut) {
 
 static _Thread_local const char *tl_component;
 static _Thread_local int tl_quiet;
+static _Thread_local ripple_cpid_t tl_trigger[WH_SOURCES_MAX + 1];
+static _Thread_local size_t tl_ntrigger;
 
 void wh_sink_scope(const char *component, int quiet) {
   tl_component = component;
   tl_quiet = quiet;
+  tl_ntrigger = 0;
+}
+
+void wh_sink_trigger(const ripple_cpid_t *ids, size_t n) {
+  if (n > sizeof tl_trigger / sizeof tl_trigger[0]) n = 0; /* not known: every source */
+  if (n) memcpy(tl_trigger, ids, n * sizeof *ids);
+  tl_ntrigger = n;
+}
+
+/* The scope's trigger that are among ml's sources, into out (the mergelog's
+ * trigger must be a subset of its sources: the server refuses it otherwise). */
+static size_t trigger_of(const ripple_mergelog_t *ml, ripple_cpid_t *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < tl_ntrigger; i++)
+    for (size_t k = 0; k < ml->nsources; k++)
+      if (ripple_cpid_equal(&tl_trigger[i], &ml->sources[k])) {
+        out[n++] = tl_trigger[i];
+        break;
+      }
+  return n;
 }
 
 void wh_sink_mergelog(void *ud, const ripple_mergelog_t *ml) {
@@ -42,6 +64,11 @@ void wh_sink_mergelog(void *ud, const ripple_mergelog_t *ml) {
   if (tl_quiet || !w->down.mergelog) return;
   ripple_mergelog_t copy = *ml;
   if (tl_component) copy.component = tl_component;
+  ripple_cpid_t trig[WH_SOURCES_MAX + 1];
+  if (ml->nsources && tl_ntrigger) {
+    copy.ntrigger = trigger_of(ml, trig);
+    copy.trigger = copy.ntrigger ? trig : NULL;
+  }
   /* The trace server refuses a whole batch over one long string. */
   static _Thread_local char b[4][WH_ATTR_MAX + 1];
   int cut = 0;
@@ -80,7 +107,8 @@ static void span_name(const wh_review_t *r, char *out, size_t cap) {
 
 /* The attribute keys are a contract with kubectl-ripple and the dashboard
  * (docs/webhook.md): the first seven always, then subresource, lastCpid,
- * spontaneous and owner when they apply. */
+ * spontaneous, owner and the API server's span (its traceparent header, hex
+ * validated on arrival) when they apply. */
 void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t end) {
   if (!w->down.span) return;
   char name[192], last[RIPPLE_CPID_STRLEN + 1] = "";
@@ -90,7 +118,7 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
    * one string past its limit. */
   static _Thread_local char b[5][WH_ATTR_MAX + 1];
   int cut = 0;
-  ripple_attr_t attrs[13] = {
+  ripple_attr_t attrs[15] = {
       {"kind", d->kind},
       {"namespace", bounded(r->ns, b[0], &cut)},
       {"name", bounded(r->name, b[1], &cut)},
@@ -109,6 +137,10 @@ void wh_emit_span(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64_t
   if (d->spontaneous) attrs[nattrs++] = (ripple_attr_t){"spontaneous", "true"};
   if (d->cause_unknown) attrs[nattrs++] = (ripple_attr_t){"causeUnknown", "true"};
   if (*d->owner) attrs[nattrs++] = (ripple_attr_t){"owner", d->owner};
+  if (*r->apiserver_trace && *r->apiserver_span) {
+    attrs[nattrs++] = (ripple_attr_t){"apiserverTraceId", r->apiserver_trace};
+    attrs[nattrs++] = (ripple_attr_t){"apiserverSpanId", r->apiserver_span};
+  }
   if (cut) {
     attrs[nattrs++] = (ripple_attr_t){"truncated", "true"};
     atomic_fetch_add(&w->m.truncated, 1);

@@ -31,5 +31,10 @@ void wh_sink_mergelog(void *ud, const ripple_mergelog_t *ml);
 /* Make mergelogs from the tracer carry the writer's name, or none at all for
  * a dry run: per thread, for the duration of one decision. */
 void wh_sink_scope(const char *component, int quiet);
+/* The CPIDs that caused the write being decided (decide.c): a mergelog made
+ * in this scope names those of them among its sources as its trigger
+ * (ripple.h); none (n 0) leaves it unnamed, every source counting. Copied;
+ * reset by wh_sink_scope. */
+void wh_sink_trigger(const ripple_cpid_t *ids, size_t n);
 
 #endif

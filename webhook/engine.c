@@ -18,6 +18,7 @@
 #include "decide.h"
 #include "emit.h"
 #include "pending.h"
+#include "traceparent.h"
 #include "wh.h"
 
 static int64_t tracer_clock(void *ud) {
@@ -148,11 +149,18 @@ int wh_handle(wh_t *w, const char *body, size_t len, sbuf_t *out) {
 }
 
 int wh_handle_as(wh_t *w, wh_certainty_t how, const char *body, size_t len, sbuf_t *out) {
+  return wh_handle_call(w, how, NULL, body, len, out);
+}
+
+int wh_handle_call(wh_t *w, wh_certainty_t how, const char *apiserver_tp, const char *body,
+                   size_t len, sbuf_t *out) {
   int64_t t0 = mono_ns();
   wh_review_t r;
   char err[256];
   if (wh_review_decode(body, len, &r, err, sizeof err) != RIPPLE_OK)
     return bad_request(w, err, out);
+  /* Read by the span only (emit.c): never by wh_decide, the patch or the CPID. */
+  wh_apiserver_tp_take(apiserver_tp, &r);
   wh_decision_t d;
   int rc = wh_decide(w, &r, how, wh_now(w), &d);
   if (rc != RIPPLE_OK) {

@@ -177,11 +177,19 @@ static long request(wh_fwd_t *f, CURL *h, const char *host, unsigned port, const
   return status;
 }
 
-static long post(wh_fwd_t *f, CURL *h, const char *host, unsigned port, const char *body,
-                 size_t len, sink_t *s) {
+static long post(wh_fwd_t *f, CURL *h, const char *host, unsigned port, const char *tp,
+                 const char *body, size_t len, sink_t *s) {
   struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
   hdrs = curl_slist_append(hdrs, WH_FWD_HEADER ": 1");
   if (*f->token_line) hdrs = curl_slist_append(hdrs, f->token_line);
+  /* The API server's trace context, so that the decider's span names its
+   * span as this replica's would have; only a validated value (55 bytes of
+   * hex and dashes) is ever put in a header line. */
+  char tp_line[96];
+  if (tp && strlen(tp) < 64) {
+    snprintf(tp_line, sizeof tp_line, "traceparent: %s", tp);
+    hdrs = curl_slist_append(hdrs, tp_line);
+  }
   long status = request(f, h, host, port, "/mutate", hdrs, body, len, s);
   curl_slist_free_all(hdrs);
   return status;
@@ -213,7 +221,8 @@ int wh_fwd_get(wh_fwd_t *f, const char *peer, const char *path, const char *head
   return RIPPLE_OK;
 }
 
-int wh_fwd_mutate(wh_fwd_t *f, const char *peer, const char *body, size_t len, sbuf_t *out) {
+int wh_fwd_mutate(wh_fwd_t *f, const char *peer, const char *apiserver_tp, const char *body,
+                  size_t len, sbuf_t *out) {
   char host[256];
   unsigned port;
   if (!f || !peer || split_peer(peer, host, sizeof host, &port) != RIPPLE_OK) return RIPPLE_EINVAL;
@@ -221,7 +230,7 @@ int wh_fwd_mutate(wh_fwd_t *f, const char *peer, const char *body, size_t len, s
   CURL *h = thread_handle(f);
   if (!h) return RIPPLE_ESYS;
   sink_t s = {out, out->len, f->o.max_answer};
-  long status = post(f, h, host, port, body, len, &s);
+  long status = post(f, h, host, port, apiserver_tp, body, len, &s);
   int ok = status == 200 && out->len > s.start && !out->oom;
   note(f, peer, ok);
   if (!ok) {

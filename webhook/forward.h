@@ -44,12 +44,13 @@ int wh_fwd_new(const wh_fwd_opts_t *o, wh_fwd_t **out);
 void wh_fwd_free(wh_fwd_t *f);
 
 /* POST body to https://PEER/mutate, PEER "host:port" (the decider's Lease
- * identity), marked forwarded. RIPPLE_OK with the decider's AdmissionReview
- * answer appended to out; RIPPLE_ESYS when it could not be had (unreachable,
- * timed out, not 200, too large, or the peer is backing off after a recent
- * failure); RIPPLE_EINVAL for a malformed peer. out is left as it was on
- * failure. */
-int wh_fwd_mutate(wh_fwd_t *f, const char *peer, const char *body, size_t len, sbuf_t *out);
+ * identity), marked forwarded, with the API server's traceparent header when
+ * apiserver_tp is not NULL (wh_apiserver_tp's value: already validated). RIPPLE_OK with the
+ * decider's AdmissionReview answer appended to out; RIPPLE_ESYS when it could not be had
+ * (unreachable, timed out, not 200, too large, or the peer is backing off after a recent failure);
+ * RIPPLE_EINVAL for a malformed peer. out is left as it was on failure. */
+int wh_fwd_mutate(wh_fwd_t *f, const char *peer, const char *apiserver_tp, const char *body,
+                  size_t len, sbuf_t *out);
 
 /* GET https://PEER<path> with one more header line (header NULL: none), the
  * answer of a 200 appended to out (at most WH_FWD_GET_MAX bytes, within

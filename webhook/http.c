@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core.h"
 #include "handover.h"
@@ -36,6 +37,24 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
   return rc;
 }
 
+static enum MHD_Result count_tp(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value) {
+  (void)kind, (void)value;
+  if (key && !strcasecmp(key, "traceparent")) ++*(int *)cls;
+  return MHD_YES;
+}
+
+/* kube-apiserver's traceparent header (its own tracing, wh.h), valid or
+ * NULL: one header only, since W3C leaves several to the receiver and the
+ * first need not be the API server's. */
+static const char *apiserver_tp(wh_http_t *h, struct MHD_Connection *c) {
+  int n = 0;
+  MHD_get_connection_values(c, MHD_HEADER_KIND, count_tp, &n);
+  if (!n) return NULL;
+  const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "traceparent");
+  return wh_apiserver_tp(h->o.engine, n == 1 && v ? v : WH_APISERVER_TP_MANY);
+}
+
 static enum MHD_Result handle_mutate(wh_http_t *h, struct MHD_Connection *c, httpd_req_t *r) {
   if (r->too_big) {
     atomic_fetch_add(&wh_metrics(h->o.engine)->bad_requests, 1);
@@ -48,11 +67,12 @@ static enum MHD_Result handle_mutate(wh_http_t *h, struct MHD_Connection *c, htt
   sbuf_init(&out);
   const char *body = r->body.p ? r->body.p : "";
   int status;
+  const char *tp = apiserver_tp(h, c);
   if (h->o.route) {
     int fwd = MHD_lookup_connection_value(c, MHD_HEADER_KIND, WH_FWD_HEADER) != NULL;
-    status = wh_route_mutate(h->o.route, fwd, body, r->body.len, &out);
+    status = wh_route_mutate(h->o.route, fwd, tp, body, r->body.len, &out);
   } else {
-    status = wh_handle(h->o.engine, body, r->body.len, &out);
+    status = wh_handle_call(h->o.engine, WH_DECIDER, tp, body, r->body.len, &out);
   }
   enum MHD_Result rc = out.oom
                            ? send_error(c, 500, "out of memory")

@@ -323,6 +323,12 @@ void wh_metrics_write(wh_metrics_t *m, const wh_gauges_t *g, sbuf_t *o) {
   prom_counter(o, "ripple_webhook_traceparents_invalid_total",
                "Traceparents people's writes set that were malformed or no CPID (ignored).",
                atomic_load(&m->tp_invalid));
+  prom_counter(o, "ripple_webhook_apiserver_traceparents_total",
+               "Admission calls whose traceparent header (kube-apiserver's tracing) was taken.",
+               atomic_load(&m->as_tp));
+  prom_counter(o, "ripple_webhook_apiserver_traceparents_invalid_total",
+               "Admission calls with a malformed or repeated traceparent header (ignored).",
+               atomic_load(&m->as_tp_invalid));
   prom_counter(o, "ripple_webhook_shipper_enqueued_total", "Records queued for the trace server.",
                g->shipper_enqueued);
   prom_counter(o, "ripple_webhook_shipper_sent_total", "Records the trace server acknowledged.",

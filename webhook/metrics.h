@@ -61,6 +61,8 @@ typedef struct wh_metrics {
   atomic_uint_fast64_t tp_kept;          /* ... writes whose own (or owner's copy) was kept */
   atomic_uint_fast64_t tp_roots;         /* ... roots under a client's span */
   atomic_uint_fast64_t tp_invalid;       /* ... people's malformed ones, ignored */
+  atomic_uint_fast64_t as_tp;            /* API server traceparent headers taken (http.c) */
+  atomic_uint_fast64_t as_tp_invalid;    /* ... malformed or repeated ones, ignored */
   /* Contexts not trusted, by wh_ctx_refusal_t (ctxmac.h; slot 0 unused). */
   atomic_uint_fast64_t ctx_refused[8];
   atomic_uint_fast64_t owner_kinds_refused; /* owners of kinds not followed (owners.h) */

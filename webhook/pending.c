@@ -25,7 +25,8 @@ typedef struct pend {
   char ns[64], name[256], uid[64];
   char user[256], service[WH_SERVICE_MAX];
   int64_t admitted, answered;
-  uint64_t span_id; /* named in the answer's audit annotation */
+  uint64_t span_id;                             /* named in the answer's audit annotation */
+  char apiserver_trace[33], apiserver_span[17]; /* the review's (review.h) */
 } pend_t;
 
 struct wh_pending {
@@ -65,6 +66,8 @@ void wh_pending_add(wh_t *w, const wh_review_t *r, const wh_decision_t *d, int64
   e->admitted = d->start_ns;
   e->answered = now;
   e->span_id = d->span_id;
+  memcpy(e->apiserver_trace, r->apiserver_trace, sizeof e->apiserver_trace);
+  memcpy(e->apiserver_span, r->apiserver_span, sizeof e->apiserver_span);
   pthread_mutex_unlock(&p->mu);
 }
 
@@ -119,6 +122,8 @@ static int resolve(wh_t *w, const pend_t *e, int64_t now) {
                    .ns = e->ns,
                    .name = e->name,
                    .user = e->user};
+  memcpy(r.apiserver_trace, e->apiserver_trace, sizeof r.apiserver_trace);
+  memcpy(r.apiserver_span, e->apiserver_span, sizeof r.apiserver_span);
   wh_emit_span(w, &r, &d, e->answered);
   atomic_fetch_add(&w->m.pending_resolved, 1);
   return 1;

@@ -35,6 +35,12 @@ typedef struct wh_review {
   int dry_run;
   const json_t *object; /* NULL when absent or null (DELETE) */
   const json_t *old;    /* NULL when absent or null (CREATE) */
+  /* The API server's own trace context of this call (its `traceparent`
+   * header, http.c; not the body's): the ids of its "HTTP POST" span as
+   * lower-case hex, "" when it sent none, an unsampled or a malformed one
+   * (traceparent.h, wh_apiserver_tp_take). Recorded on
+   * the write's span only: never a CPID, never a parent. */
+  char apiserver_trace[33], apiserver_span[17];
 } wh_review_t;
 
 /* Parse a request body. RIPPLE_EJSON with a message for people in err when

@@ -26,23 +26,23 @@ int wh_route_deciding(const wh_route_t *rt) {
   return standing(rt, holder, sizeof holder) == WH_DECIDER;
 }
 
-int wh_route_mutate(const wh_route_t *rt, int forwarded, const char *body, size_t len,
-                    sbuf_t *out) {
-  if (!rt->several) return wh_handle(rt->engine, body, len, out);
+int wh_route_mutate(const wh_route_t *rt, int forwarded, const char *apiserver_tp, const char *body,
+                    size_t len, sbuf_t *out) {
+  if (!rt->several) return wh_handle_call(rt->engine, WH_DECIDER, apiserver_tp, body, len, out);
   char holder[256] = "";
   wh_certainty_t how = standing(rt, holder, sizeof holder);
   /* A forwarded review is decided here whatever this replica is now: the
    * Lease may have moved on its way, and forwarding again could loop. */
   if (!strcmp(holder, rt->self)) holder[0] = '\0'; /* its renewal is late */
   if (how == WH_DECIDER || forwarded || !*holder)
-    return wh_handle_as(rt->engine, how, body, len, out);
+    return wh_handle_call(rt->engine, how, apiserver_tp, body, len, out);
   wh_metrics_t *m = wh_metrics(rt->engine);
-  if (wh_fwd_mutate(rt->fwd, holder, body, len, out) == RIPPLE_OK) {
+  if (wh_fwd_mutate(rt->fwd, holder, apiserver_tp, body, len, out) == RIPPLE_OK) {
     atomic_fetch_add(&m->forwarded, 1);
     return 200;
   }
   atomic_fetch_add(&m->forward_failed, 1);
   RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "forward_failed", "decider=%s hint=%s", holder,
                   "deciding here with causes unknown until the decider answers again");
-  return wh_handle_as(rt->engine, WH_UNCERTAIN, body, len, out);
+  return wh_handle_call(rt->engine, WH_UNCERTAIN, apiserver_tp, body, len, out);
 }

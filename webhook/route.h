@@ -36,9 +36,12 @@ typedef struct wh_route {
   char self[WH_LEASE_ID_MAX]; /* this replica's identity in the Lease */
 } wh_route_t;
 
-/* Answer one review body as wh_handle does (the HTTP status, the answer or
- * the error in out). forwarded: the review came from another replica. */
-int wh_route_mutate(const wh_route_t *rt, int forwarded, const char *body, size_t len, sbuf_t *out);
+/* Answer one review body as wh_handle_call does (the HTTP status, the answer
+ * or the error in out). forwarded: the review came from another replica.
+ * apiserver_tp: the API server's traceparent as wh_apiserver_tp returned it
+ * (NULL: none), forwarded with the review to the decider. */
+int wh_route_mutate(const wh_route_t *rt, int forwarded, const char *apiserver_tp, const char *body,
+                    size_t len, sbuf_t *out);
 /* -1 for a single replica; else 1 when this replica decides now (it holds
  * the Lease and has settled), 0 when it does not. */
 int wh_route_deciding(const wh_route_t *rt);

@@ -81,6 +81,43 @@ int wh_traceparent_of(const ripple_cpid_t *cpid, char out[WH_TRACEPARENT_LEN + 1
   return 1;
 }
 
+/* ---- kube-apiserver's header (wh.h) ------------------------------------------ */
+
+/* A marker, not a value: the request had more than one traceparent header,
+ * which W3C Trace Context leaves to the receiver; ripple takes none of them. */
+const char WH_APISERVER_TP_MANY[] = "";
+
+const char *wh_apiserver_tp(wh_t *w, const char *header) {
+  if (!header) return NULL;
+  wh_traceparent_t tp;
+  if (header != WH_APISERVER_TP_MANY &&
+      wh_traceparent_parse(header, strnlen(header, WH_TRACEPARENT_LEN + 1), &tp) == RIPPLE_OK) {
+    atomic_fetch_add(&w->m.as_tp, 1);
+    return header;
+  }
+  atomic_fetch_add(&w->m.as_tp_invalid, 1);
+  RIPPLE_LOG_ONCE(RIPPLE_LOG_WARN, "bad_apiserver_traceparent", "want=%s hint=%s",
+                  "00-<32hex>-<16hex>-<2hex>,lower-case,one-header",
+                  "ignored: the write's span names no API server span");
+  return NULL;
+}
+
+/* The ids of a valid one into the review, as the lower-case hex it is, when
+ * its flags say sampled: kube-apiserver exports only sampled spans (its
+ * sampler is parent-based with a ratio), and a link to a span that was never
+ * exported would lead nowhere. */
+void wh_apiserver_tp_take(const char *tp, wh_review_t *r) {
+  wh_traceparent_t parsed;
+  r->apiserver_trace[0] = r->apiserver_span[0] = '\0';
+  if (!tp || wh_traceparent_parse(tp, strnlen(tp, WH_TRACEPARENT_LEN + 1), &parsed) != RIPPLE_OK ||
+      !(parsed.flags & 1))
+    return;
+  memcpy(r->apiserver_trace, tp + 3, 32);
+  r->apiserver_trace[32] = '\0';
+  memcpy(r->apiserver_span, tp + 36, 16);
+  r->apiserver_span[16] = '\0';
+}
+
 /* ---- on objects ------------------------------------------------------------ */
 
 static const json_t *tp_value(const json_t *obj) {

@@ -56,6 +56,10 @@ uint64_t wh_traceparent_root_span(const ripple_cpid_t *cpid);
  * d->tp_invalid) when it is malformed. */
 int wh_traceparent_client(const wh_t *w, const wh_review_t *r, wh_decision_t *d,
                           wh_traceparent_t *tp);
+/* kube-apiserver's traceparent header, valid by wh_apiserver_tp (wh.h), into
+ * r->apiserver_trace and r->apiserver_span when its sampled flag is set (both
+ * "" for NULL, an unsampled or a malformed one: it is parsed again). */
+void wh_apiserver_tp_take(const char *tp, wh_review_t *r);
 /* After a decision that wrote a context (d->wrote_ctx): the traceparent of
  * its CPID into the same patch, unless the rules keep the object's own. */
 int wh_traceparent_patch(const wh_t *w, const wh_review_t *r, wh_decision_t *d);

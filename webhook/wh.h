@@ -117,6 +117,21 @@ int wh_handle(wh_t *w, const char *body, size_t len, sbuf_t *out);
 typedef enum wh_certainty { WH_DECIDER = 0, WH_UNCERTAIN = 1 } wh_certainty_t;
 int wh_handle_as(wh_t *w, wh_certainty_t how, const char *body, size_t len, sbuf_t *out);
 
+/* kube-apiserver's own trace context (its tracing configuration, docs/otlp.md,
+ * "kube-apiserver's own traces"): the W3C `traceparent` header of a /mutate
+ * call, whose parent-id is the API server's "HTTP POST" client span of this
+ * very call. Outside input: wh_apiserver_tp takes the header's value (NULL:
+ * none; several headers: pass WH_APISERVER_TP_MANY) and returns it when it is
+ * exactly a W3C version-00 traceparent (55 characters, lower-case hex,
+ * non-zero ids), else NULL, counting malformed ones. wh_handle_call answers
+ * as wh_handle_as and records a valid, sampled one's ids on the write's span
+ * (attributes apiserverTraceId, apiserverSpanId); nothing else depends on
+ * it: not the CPID, not the span's parent. */
+extern const char WH_APISERVER_TP_MANY[];
+const char *wh_apiserver_tp(wh_t *w, const char *header);
+int wh_handle_call(wh_t *w, wh_certainty_t how, const char *apiserver_tp, const char *body,
+                   size_t len, sbuf_t *out);
+
 /* The engine's clock: the options' clock_ns, or the real one (ns since the
  * epoch). */
 int64_t wh_now(wh_t *w);

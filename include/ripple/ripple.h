@@ -186,7 +186,13 @@ typedef struct ripple_objref {
 } ripple_objref_t;
 
 /* "cpid was made from sources": an edge source -> cpid for each source in the
- * trace server's merge graph. A root change has no sources. */
+ * trace server's merge graph. A root change has no sources.
+ *
+ * trigger (may be NULL, ntrigger 0: not known) names the sources that caused
+ * the write, a subset of sources: the newest change the writer merged. The
+ * other sources were carried along (the object's own earlier context, older
+ * related changes). A change's own cascade follows trigger edges only; every
+ * source still counts for what is reachable (docs/api.md). */
 typedef struct ripple_mergelog {
   ripple_cpid_t cpid;
   const ripple_cpid_t *sources;
@@ -194,6 +200,8 @@ typedef struct ripple_mergelog {
   int64_t time_ns;
   const char *component;         /* may be NULL */
   const ripple_objref_t *object; /* may be NULL */
+  const ripple_cpid_t *trigger;  /* may be NULL */
+  size_t ntrigger;
 } ripple_mergelog_t;
 
 typedef struct ripple_attr {

@@ -70,5 +70,9 @@ st=$("$LAB" status) || fail "status exit code $?: $st"
 ! grep -q '^kube-apiserver-2' <<<"$st" || fail "status lists kube-apiserver-2 on a default lab: $st"
 env=$("$LAB" env)
 ! grep -q RIPPLE_LAB_KUBECONFIG2 <<<"$env" || fail "lab/lab env names a second kubeconfig on a default lab"
-pass "freed; default lab has one API server"
+# Nor kube-apiserver's own tracing (up --apiserver-tracing, test-options).
+! grep -q RIPPLE_LAB_OTLP_PORT <<<"$env" || fail "lab/lab env names an OTLP port on a default lab"
+cmd=$(tr '\0' ' ' <"/proc/$(cat "$LAB_DIR/run/kube-apiserver.pid")/cmdline")
+! grep -q -- --tracing-config-file <<<"$cmd" || fail "a default lab's kube-apiserver runs with --tracing-config-file"
+pass "freed; default lab has one API server, untraced"
 say "PASS"

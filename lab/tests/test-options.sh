@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # The options of `lab/lab up` for later work: --no-deployment-controllers, --no-scheduler,
-# --audit, --nodes. Restarts the lab with them, checks each, and restarts it with the
-# defaults at the end (it leaves the lab up).
+# --audit, --nodes, --apiserver-tracing. Restarts the lab with them, checks each, and
+# restarts it with the defaults at the end (it leaves the lab up).
 set -euo pipefail
 LAB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LAB="$LAB_ROOT/lab"
+# shellcheck source=../versions.env
+. "$LAB_ROOT/versions.env"
 LAB_DIR=${RIPPLE_LAB_DIR:-/tmp/ripple-lab}
 
 "$LAB" down >/dev/null 2>&1 || true
 restore() { "$LAB" down >/dev/null 2>&1 || true; "$LAB" up >/dev/null 2>&1 || echo "[test-options] could not restore the default lab" >&2; }
 trap restore EXIT
-"$LAB" up --nodes 2 --no-deployment-controllers --no-scheduler --audit
+"$LAB" up --nodes 2 --no-deployment-controllers --no-scheduler --audit --apiserver-tracing
 
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -52,4 +54,17 @@ wait_until "a create of deployments/web in $audit" \
   grep -q "\"verb\":\"create\".*\"resource\":\"deployments\",\"namespace\":\"$ns\",\"name\":\"web\"" "$audit"
 grep -q '"requestObject"' "$audit" || fail "no requestObject in the audit log"
 pass "audit log has the create with requestObject"
+
+check "--apiserver-tracing: kube-apiserver exports its traces over OTLP gRPC to 127.0.0.1:$LAB_OTLP_PORT, every request"
+cfg="$LAB_DIR/tracing/tracing.yaml"
+cmd=$(tr '\0' ' ' <"/proc/$(cat "$LAB_DIR/run/kube-apiserver.pid")/cmdline")
+grep -q -- "--tracing-config-file=$cfg" <<<"$cmd" || fail "kube-apiserver runs without --tracing-config-file=$cfg"
+grep -qx "endpoint: 127.0.0.1:$LAB_OTLP_PORT" "$cfg" || fail "$cfg: $(cat "$cfg")"
+grep -qx "samplingRatePerMillion: 1000000" "$cfg" || fail "$cfg: $(cat "$cfg")"
+env=$("$LAB" env)
+grep -qx "RIPPLE_LAB_OTLP_PORT=$LAB_OTLP_PORT" <<<"$env" || fail "lab/lab env does not name RIPPLE_LAB_OTLP_PORT"
+# Nothing listens there: its exporter says where it dialled.
+wait_until "kube-apiserver's exporter to dial 127.0.0.1:$LAB_OTLP_PORT" \
+  grep -q "127.0.0.1:$LAB_OTLP_PORT: connect: connection refused" "$LAB_DIR/logs/kube-apiserver.log"
+pass "tracing to 127.0.0.1:$LAB_OTLP_PORT"
 say "PASS"

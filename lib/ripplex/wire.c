@@ -50,7 +50,16 @@ void wire_mergelog(sbuf_t *b, const ripple_mergelog_t *ml) {
     if (i) sbuf_putc(b, ',');
     wire_cpid(b, &ml->sources[i]);
   }
-  sbuf_puts(b, "],\"time\":");
+  sbuf_putc(b, ']');
+  if (ml->ntrigger && ml->trigger) {
+    sbuf_puts(b, ",\"trigger\":[");
+    for (size_t i = 0; i < ml->ntrigger; i++) {
+      if (i) sbuf_putc(b, ',');
+      wire_cpid(b, &ml->trigger[i]);
+    }
+    sbuf_putc(b, ']');
+  }
+  sbuf_puts(b, ",\"time\":");
   put_time(b, ml->time_ns);
   if (ml->component) {
     sbuf_puts(b, ",\"component\":");

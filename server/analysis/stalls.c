@@ -151,6 +151,7 @@ typedef struct copies {
   int oom;
   int64_t last_drop; /* withhold the stalls of writes admitted at or before it */
   size_t withheld;
+  graph_scope_t scope; /* of under's cascade */
 } copies_t;
 
 /* The newest drop's time (0: none), read before taking the detector's stalls. */
@@ -162,7 +163,7 @@ static int64_t last_drop(stalls_t *s) {
 
 static int copy_one(void *ud, const stall_info_t *st) {
   copies_t *c = ud;
-  if (c->under && !graph_descends(c->s->core->g, c->under, &st->cpid)) return 0;
+  if (c->under && !graph_descends_in(c->s->core->g, c->under, &st->cpid, c->scope)) return 0;
   if (st->admitted_ns <= c->last_drop) {
     c->withheld++;
     return 0;
@@ -323,9 +324,9 @@ static void put_stall(stalls_t *s, const stall_copy_t *c, int64_t now, sbuf_t *o
   sbuf_putc(o, '}');
 }
 
-int stalls_answer(stalls_t *s, const ripple_cpid_t *cpid, sbuf_t *out) {
+int stalls_answer(stalls_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, sbuf_t *out) {
   int synced = stalls_sync(s, SYNC_MS);
-  copies_t c = {NULL, 0, 0, s, cpid, 0, 0, 0};
+  copies_t c = {NULL, 0, 0, s, cpid, 0, 0, 0, scope};
   pthread_mutex_lock(&s->mu); /* before the core's lock: stalls.h */
   c.last_drop = last_drop(s); /* under mu: the clock cannot pass a drop read after it */
   pthread_rwlock_rdlock(&s->core->lock);
@@ -449,7 +450,7 @@ static void queue_metrics(stalls_t *s, size_t withheld, sbuf_t *out) {
 void stalls_metrics(stalls_t *s, sbuf_t *out) {
   if (!s->stall) return;
   stall_stats_t st;
-  copies_t c = {NULL, 0, 0, s, NULL, 0, 0, 0};
+  copies_t c = {NULL, 0, 0, s, NULL, 0, 0, 0, GRAPH_REACHABLE};
   pthread_mutex_lock(&s->mu);
   c.last_drop = last_drop(s);
   pthread_rwlock_rdlock(&s->core->lock);

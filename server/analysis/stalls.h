@@ -62,9 +62,10 @@ void stalls_replay(stalls_t *s, const store_row_t *r);
  * at most timeout_ms; 1 when it has. */
 int stalls_sync(stalls_t *s, int timeout_ms);
 /* GET /v1/stalls (cpid NULL) and GET /v1/cpids/{cpid}/stalls (the stalls of
- * CPIDs that descend from it): {"stalls": [...]} with each stall's Events.
- * Returns 200, 404 (unknown CPID) or 503. */
-int stalls_answer(stalls_t *s, const ripple_cpid_t *cpid, sbuf_t *out);
+ * CPIDs that descend from it: in its own cascade, or everything reachable,
+ * by scope; graph.h): {"stalls": [...]} with each stall's Events. Returns
+ * 200, 404 (unknown CPID) or 503. */
+int stalls_answer(stalls_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, sbuf_t *out);
 /* GET /v1/stalls/expected: what the detector has learned. */
 int stalls_model(stalls_t *s, sbuf_t *out);
 /* The detector's families for /metrics. */

@@ -385,12 +385,13 @@ static const char *attr(const json_t *rec, const char *k) {
 }
 
 /* The related CPIDs' spans, read and indexed. Returns an HTTP status. */
-static int load_spans(tdet_t *s, const ripple_cpid_t *cpid, size_t limit, dq_t *q) {
+static int load_spans(tdet_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
+                      dq_t *q) {
   vid_t *vs;
   size_t n;
   seqs_t rows = {0};
   pthread_rwlock_rdlock(&s->core->lock);
-  int rc = graph_related(s->core->g, cpid, limit, &vs, &n, &q->truncated);
+  int rc = graph_cascade(s->core->g, cpid, scope, limit, &vs, &n, &q->truncated);
   if (rc != RIPPLE_OK) {
     pthread_rwlock_unlock(&s->core->lock);
     return rc == RIPPLE_ENOENT ? 404 : 503;
@@ -736,14 +737,15 @@ static void dq_free(dq_t *q) {
   keytab_free(&q->objs, NULL);
 }
 
-int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out) {
+int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
+                sbuf_t *out) {
   if (!limit || limit > s->query_limit) limit = s->query_limit;
   dq_t q = {0};
   dfacts_t f = {0};
   keytab_t uids2, objs2;
   keytab_init(&q.by_span), keytab_init(&q.uids), keytab_init(&q.cpids), keytab_init(&q.objs);
   keytab_init(&f.seen), keytab_init(&uids2), keytab_init(&objs2);
-  int status = load_spans(s, cpid, limit, &q);
+  int status = load_spans(s, cpid, scope, limit, &q);
   if (status == 200 && lookup(s, &q, &q.by_span, &q.uids, &q.cpids, &q.objs, &f) != RIPPLE_OK)
     status = 503;
   if (status == 200) {

@@ -48,8 +48,9 @@ int tdet_ingest_audit(tdet_t *s, const char *body, size_t len, size_t *accepted,
 /* The parser's queue: requests queued or being parsed, and their bodies'
  * bytes (bounded: past 256 MiB, 429). */
 void tdet_pending(tdet_t *s, size_t *requests, size_t *bytes);
-/* GET /v1/cpids/{cpid}/details: the facts joined to the cascade's spans.
- * Returns 200, 404 (unknown CPID) or 503. */
-int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out);
+/* GET /v1/cpids/{cpid}/details: the facts joined to the spans of the
+ * cascade in `scope` (graph.h). Returns 200, 404 (unknown CPID) or 503. */
+int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
+                sbuf_t *out);
 
 #endif

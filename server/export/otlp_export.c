@@ -347,6 +347,48 @@ static int add_mergelog(otlp_batch_t *b, const rec_t *r) {
   return add_to_service(b, r->component && *r->component ? r->component : "unknown", sp);
 }
 
+/* The value of a span's attribute key, NULL when it has none. */
+static const char *attr_of(const rec_t *r, const char *key) {
+  for (size_t i = 0; i + 1 < r->nattr; i += 2)
+    if (!strcmp(r->attr[i], key)) return r->attr[i + 1];
+  return NULL;
+}
+
+static int nonzero(const uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i]) return 1;
+  return 0;
+}
+
+/* The link from a write's span to kube-apiserver's span of that write (the
+ * "HTTP POST" that called the webhook, from its traceparent header: the
+ * attributes apiserverTraceId and apiserverSpanId, docs/otlp.md): one link
+ * into sp->links, or none when either is absent or not lower-case hex of
+ * the right length with some non-zero digit (a writer may send anything). */
+static int apiserver_link(otlp_batch_t *b, const rec_t *r, pb_span_t *sp) {
+  const char *t = attr_of(r, "apiserverTraceId"), *s = attr_of(r, "apiserverSpanId");
+  uint8_t trace[16], span[8];
+  if (!t || !s || strlen(t) != 32 || strlen(s) != 16 || !hex_decode(t, 16, trace, 0) ||
+      !hex_decode(s, 8, span, 0) || !nonzero(trace, 16) || !nonzero(span, 8))
+    return RIPPLE_OK;
+  Ripple__Otlp__Link *l = arena_alloc(&b->arena, sizeof *l);
+  kvs_t la;
+  sp->links = arena_alloc(&b->arena, sizeof(void *));
+  if (!l || !sp->links || kvs_init(b, &la, 1) != RIPPLE_OK) return RIPPLE_ENOMEM;
+  ripple__otlp__link__init(l);
+  l->trace_id = (ProtobufCBinaryData){16, bytes_copy(b, trace, 16)};
+  l->span_id = (ProtobufCBinaryData){8, bytes_copy(b, span, 8)};
+  l->flags = 0x300; /* "is remote" known: remote (another process's span) */
+  if (!l->trace_id.data || !l->span_id.data ||
+      kvs_add(b, &la, "ripple.link", "apiserver_request") != RIPPLE_OK)
+    return RIPPLE_ENOMEM;
+  l->attributes = la.v;
+  l->n_attributes = la.n;
+  sp->links[0] = l;
+  sp->n_links = 1;
+  return RIPPLE_OK;
+}
+
 /* A span: its own ids, under its parent or else its CPID's root span. */
 static int add_span(otlp_batch_t *b, const rec_t *r) {
   ripple_cpid_t cpid;
@@ -366,6 +408,7 @@ static int add_span(otlp_batch_t *b, const rec_t *r) {
   int rc = kvs_add(b, &a, "ripple.cpid", r->cpid);
   for (size_t i = 0; i + 1 < r->nattr && !rc; i += 2)
     rc = kvs_add(b, &a, r->attr[i], r->attr[i + 1]);
+  if (!rc) rc = apiserver_link(b, r, sp);
   if (rc) return rc;
   sp->attributes = a.v;
   sp->n_attributes = a.n;

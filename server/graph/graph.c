@@ -35,9 +35,15 @@ typedef struct vertex {
 } vertex_t;
 
 typedef struct edge {
-  uint32_t v;    /* the other end */
+  uint32_t v;    /* the other end, and EDGE_TRIGGER when the edge is a trigger edge */
   uint32_t next; /* also the free-list link */
 } edge_t;
+
+/* The top bit of an edge's other end says whether the source caused the
+ * merge (a trigger edge, graph.h): it costs no memory, and vertex ids stay
+ * below it (VERTEX_MAX). */
+#define EDGE_TRIGGER 0x80000000u
+#define VERTEX_MAX (EDGE_TRIGGER - 1)
 
 typedef struct span_node {
   uint64_t seq;
@@ -51,6 +57,7 @@ typedef struct pool {
   size_t nchunk;
   size_t esz, link_off; /* element size; where a free slot keeps its link */
   uint32_t top;         /* next never-used slot */
+  uint32_t max;         /* the largest slot index it hands out */
   uint32_t free;        /* head of the free list */
   size_t live;
 } pool_t;
@@ -78,7 +85,7 @@ static uint32_t pool_alloc(pool_t *p) {
   if (i) {
     p->free = *pool_link(p, i);
   } else {
-    if (p->top == UINT32_MAX) return 0;
+    if (p->top >= p->max) return 0;
     i = p->top;
     if ((i >> CHUNK_BITS) >= p->nchunk) {
       char **c = realloc(p->chunk, (p->nchunk + 1) * sizeof *c);
@@ -105,6 +112,7 @@ static void pool_init(pool_t *p, size_t esz, size_t link_off) {
   p->esz = esz;
   p->link_off = link_off;
   p->top = 1; /* slot 0 means "none" */
+  p->max = UINT32_MAX;
 }
 
 static void pool_fini(pool_t *p) {
@@ -115,6 +123,9 @@ static void pool_fini(pool_t *p) {
 static vertex_t *V(const graph_t *g, vid_t v) { return pool_at(&g->v, v); }
 static edge_t *E(const graph_t *g, uint32_t e) { return pool_at(&g->e, e); }
 static span_node_t *S(const graph_t *g, uint32_t s) { return pool_at(&g->s, s); }
+/* The vertex at the other end of edge e. */
+static vid_t TO(const graph_t *g, uint32_t e) { return E(g, e)->v & ~EDGE_TRIGGER; }
+static int TRIG(const graph_t *g, uint32_t e) { return (E(g, e)->v & EDGE_TRIGGER) != 0; }
 
 /* ---- the index ------------------------------------------------------------ */
 
@@ -188,6 +199,7 @@ int graph_new(graph_t **out) {
   graph_t *g = calloc(1, sizeof *g);
   if (!g) return RIPPLE_ENOMEM;
   pool_init(&g->v, sizeof(vertex_t), offsetof(vertex_t, in));
+  g->v.max = VERTEX_MAX;
   pool_init(&g->e, sizeof(edge_t), offsetof(edge_t, next));
   pool_init(&g->s, sizeof(span_node_t), offsetof(span_node_t, next));
   g->mask = 1023;
@@ -210,10 +222,10 @@ void graph_free(graph_t *g) {
   free(g);
 }
 
-static int edge_push(graph_t *g, uint32_t *head, vid_t other) {
+static int edge_push(graph_t *g, uint32_t *head, vid_t other, uint32_t trig) {
   uint32_t e = pool_alloc(&g->e);
   if (!e) return RIPPLE_ENOMEM;
-  E(g, e)->v = other;
+  E(g, e)->v = other | trig;
   E(g, e)->next = *head;
   *head = e;
   return RIPPLE_OK;
@@ -222,7 +234,7 @@ static int edge_push(graph_t *g, uint32_t *head, vid_t other) {
 /* Unlink the edge to `other` from the list at *head and free it. */
 static void edge_unlink(graph_t *g, uint32_t *head, vid_t other) {
   for (uint32_t *p = head; *p; p = &E(g, *p)->next) {
-    if (E(g, *p)->v == other) {
+    if (TO(g, *p) == other) {
       uint32_t e = *p;
       *p = E(g, e)->next;
       pool_release(&g->e, e);
@@ -234,9 +246,10 @@ static void edge_unlink(graph_t *g, uint32_t *head, vid_t other) {
 /* Add s -> v in both lists or in neither: an edge in one list only would make
  * removing s decrement v's in-degree for an edge v never counted, which frees
  * v while edges still point at it. */
-static int edge_add(graph_t *g, vid_t s, vid_t v) {
-  if (edge_push(g, &V(g, s)->out, v) != RIPPLE_OK) return RIPPLE_ENOMEM;
-  if (edge_push(g, &V(g, v)->in, s) != RIPPLE_OK) {
+static int edge_add(graph_t *g, vid_t s, vid_t v, int trigger) {
+  uint32_t t = trigger ? EDGE_TRIGGER : 0;
+  if (edge_push(g, &V(g, s)->out, v, t) != RIPPLE_OK) return RIPPLE_ENOMEM;
+  if (edge_push(g, &V(g, v)->in, s, t) != RIPPLE_OK) {
     edge_unlink(g, &V(g, s)->out, v);
     return RIPPLE_ENOMEM;
   }
@@ -245,7 +258,7 @@ static int edge_add(graph_t *g, vid_t s, vid_t v) {
 }
 
 int graph_add_mergelog(graph_t *g, const ripple_cpid_t *cpid, const ripple_cpid_t *src, size_t nsrc,
-                       int64_t time_ns, uint64_t seq) {
+                       const uint8_t *trig, int64_t time_ns, uint64_t seq) {
   vid_t v = vertex_get(g, cpid, time_ns);
   if (!v) return RIPPLE_ENOMEM;
   if (V(g, v)->ml_seq) return 0;
@@ -260,8 +273,8 @@ int graph_add_mergelog(graph_t *g, const ripple_cpid_t *cpid, const ripple_cpid_
      * comparing with every earlier source would be quadratic in a list of
      * thousands, under the server's write lock. */
     uint32_t e = V(g, s)->out;
-    if (e && E(g, e)->v == v) continue;
-    if (edge_add(g, s, v) != RIPPLE_OK) return RIPPLE_ENOMEM;
+    if (e && TO(g, e) == v) continue;
+    if (edge_add(g, s, v, !trig || trig[i]) != RIPPLE_OK) return RIPPLE_ENOMEM;
   }
   return 1;
 }
@@ -371,10 +384,11 @@ static uint32_t vmap_get(const vmap_t *m, uint32_t k) {
   return m->key[i] ? m->val[i] : 0;
 }
 
-/* Breadth-first walk from `start` along out-edges (forward) or in-edges. The
- * visited map holds each vertex's BFS parent. Returns the order of visit. */
-static int bfs(const graph_t *g, vid_t start, int forward, size_t limit, vmap_t *seen, vid_t **out,
-               size_t *n, int *truncated) {
+/* Breadth-first walk from `start` along out-edges (forward) or in-edges, all
+ * of them or (trigger_only) the trigger edges. The visited map holds each
+ * vertex's BFS parent. Returns the order of visit. */
+static int bfs(const graph_t *g, vid_t start, int forward, int trigger_only, size_t limit,
+               vmap_t *seen, vid_t **out, size_t *n, int *truncated) {
   size_t cap = 64, len = 0;
   vid_t *q = malloc(cap * sizeof *q);
   if (!q) return RIPPLE_ENOMEM;
@@ -389,7 +403,8 @@ static int bfs(const graph_t *g, vid_t start, int forward, size_t limit, vmap_t 
   for (size_t head = 0; head < len; head++) {
     vertex_t *x = V(g, q[head]);
     for (uint32_t e = forward ? x->out : x->in; e; e = E(g, e)->next) {
-      vid_t w = E(g, e)->v;
+      if (trigger_only && !TRIG(g, e)) continue;
+      vid_t w = TO(g, e);
       int r = vmap_put(seen, w, q[head]);
       if (r < 0) goto oom;
       if (r == 0) continue;
@@ -415,17 +430,27 @@ oom:
   return RIPPLE_ENOMEM;
 }
 
-int graph_related(const graph_t *g, const ripple_cpid_t *from, size_t limit, vid_t **out, size_t *n,
-                  int *truncated) {
+int graph_cascade(const graph_t *g, const ripple_cpid_t *from, graph_scope_t scope, size_t limit,
+                  vid_t **out, size_t *n, int *truncated) {
   vid_t v = graph_find(g, from);
   if (!v) return RIPPLE_ENOENT;
   vmap_t seen;
-  int rc = bfs(g, v, 1, limit ? limit : SIZE_MAX, &seen, out, n, truncated);
+  int rc = bfs(g, v, 1, scope == GRAPH_OWN, limit ? limit : SIZE_MAX, &seen, out, n, truncated);
   if (rc == RIPPLE_OK) vmap_fini(&seen);
   return rc;
 }
 
+int graph_related(const graph_t *g, const ripple_cpid_t *from, size_t limit, vid_t **out, size_t *n,
+                  int *truncated) {
+  return graph_cascade(g, from, GRAPH_REACHABLE, limit, out, n, truncated);
+}
+
 int graph_descends(const graph_t *g, const ripple_cpid_t *anc, const ripple_cpid_t *desc) {
+  return graph_descends_in(g, anc, desc, GRAPH_REACHABLE);
+}
+
+int graph_descends_in(const graph_t *g, const ripple_cpid_t *anc, const ripple_cpid_t *desc,
+                      graph_scope_t scope) {
   if (!memcmp(anc, desc, sizeof *anc)) return 1;
   vid_t a = graph_find(g, anc), d = graph_find(g, desc);
   if (!a || !d) return 0;
@@ -438,7 +463,7 @@ int graph_descends(const graph_t *g, const ripple_cpid_t *anc, const ripple_cpid
     vid_t x = stack[--top];
     if (x == a) return 1;
     for (uint32_t e = V(g, x)->in; e && top < GRAPH_DESCENDS_BUDGET; e = E(g, e)->next)
-      stack[top++] = E(g, e)->v;
+      if (scope == GRAPH_REACHABLE || TRIG(g, e)) stack[top++] = TO(g, e);
   }
   return 0;
 }
@@ -470,7 +495,7 @@ int graph_origins(const graph_t *g, const ripple_cpid_t *from, size_t limit, gra
   vmap_t parent; /* for each vertex reached backwards: its child toward `from` */
   vid_t *order;
   size_t len;
-  int rc = bfs(g, v, 0, limit ? limit : SIZE_MAX, &parent, &order, &len, truncated);
+  int rc = bfs(g, v, 0, 0, limit ? limit : SIZE_MAX, &parent, &order, &len, truncated);
   if (rc != RIPPLE_OK) return rc;
   size_t count = 0, k = 0;
   for (size_t i = 0; i < len; i++) count += V(g, order[i])->indeg == 0;
@@ -502,12 +527,12 @@ static size_t remove_cascade(graph_t *g, vid_t v, const graph_gone_t *gone, vid_
     vertex_t *vx = V(g, x);
     if (vx->indeg == FREE_VERTEX) continue;
     while (vx->in) { /* only in the cycle fallback: cut the edges coming in */
-      vid_t s = E(g, vx->in)->v;
+      vid_t s = TO(g, vx->in);
       edge_unlink(g, &V(g, s)->out, x);
       edge_unlink(g, &vx->in, s);
     }
     while (vx->out) {
-      vid_t t = E(g, vx->out)->v;
+      vid_t t = TO(g, vx->out);
       vertex_t *vt = V(g, t);
       edge_unlink(g, &vt->in, x);
       edge_unlink(g, &vx->out, t);

@@ -69,20 +69,23 @@ typedef struct found_ctx {
   sbuf_t *out;
   size_t count;
   int64_t last_time, last_seq;
+  graph_scope_t scope;
 } found_ctx_t;
 
-/* The cascade below a root: related CPIDs, their spans, the latest end. */
-static void put_summary(core_t *s, const ripple_cpid_t *cpid, sbuf_t *o) {
+/* The cascade below a root (its own, or all it reaches): its CPIDs, their
+ * spans, the latest end. */
+static void put_summary(core_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, sbuf_t *o) {
   vid_t *vs = NULL;
   size_t n = 0, spans = 0;
   int truncated = 0;
   int64_t end = INT64_MIN;
   pthread_rwlock_rdlock(&s->lock);
-  int rc = graph_related(s->g, cpid, SUMMARY_WALK_MAX, &vs, &n, &truncated);
+  int rc = graph_cascade(s->g, cpid, scope, SUMMARY_WALK_MAX, &vs, &n, &truncated);
   for (size_t i = 0; rc == RIPPLE_OK && i < n; i++) spans += graph_span_count(s->g, vs[i], &end);
   pthread_rwlock_unlock(&s->lock);
   free(vs);
-  sbuf_printf(o, ",\"summary\":{\"cpids\":%zu,\"spans\":%zu,\"end\":", n, spans);
+  sbuf_printf(o, ",\"summary\":{\"scope\":\"%s\",\"cpids\":%zu,\"spans\":%zu,\"end\":",
+              scope == GRAPH_OWN ? "own" : "reachable", n, spans);
   if (end == INT64_MIN)
     sbuf_puts(o, "null");
   else
@@ -97,7 +100,7 @@ static int found_root(void *ud, uint64_t seq, int64_t time, const ripple_cpid_t 
   if (len < 2 || body[len - 1] != '}') return RIPPLE_OK; /* not ours: skip */
   if (c->count++) sbuf_putc(c->out, ',');
   sbuf_put(c->out, body, len - 1);
-  put_summary(c->s, cpid, c->out);
+  put_summary(c->s, cpid, c->scope, c->out);
   sbuf_putc(c->out, '}');
   c->last_time = time;
   c->last_seq = (int64_t)seq;
@@ -117,7 +120,7 @@ int search_roots(core_t *s, const search_roots_query_t *q, sbuf_t *out, char *er
     snprintf(err, errcap, "cursor '%.64s' is not one this server handed out", q->cursor);
     return 400;
   }
-  found_ctx_t c = {s, out, 0, 0, 0};
+  found_ctx_t c = {s, out, 0, 0, 0, q->scope};
   int more;
   sbuf_puts(out, "{\"roots\":[");
   if (store_roots(s->store, &sq, found_root, &c, &more) != RIPPLE_OK) return 503;

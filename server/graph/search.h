@@ -29,6 +29,7 @@ typedef struct search_roots_query {
   int64_t since, until; /* INT64_MIN, 0: no bound */
   const char *cursor, *component, *ns, *kind, *name;
   size_t limit;
+  graph_scope_t scope; /* each root's summary: its own cascade or all it reaches */
 } search_roots_query_t;
 int search_roots(core_t *c, const search_roots_query_t *q, sbuf_t *out, char *err, size_t errcap);
 

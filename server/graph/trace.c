@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ripplex/wire.h"
 
@@ -50,8 +51,24 @@ int trace_cursor_parse(const char *s, trace_cursor_t *c) {
   return RIPPLE_OK;
 }
 
-int trace_answer(core_t *c, const ripple_cpid_t *cpid, size_t limit, const trace_cursor_t *since,
-                 sbuf_t *out) {
+int trace_scope_parse(const char *s, graph_scope_t dflt, graph_scope_t *scope) {
+  if (!s || !*s)
+    *scope = dflt;
+  else if (!strcmp(s, "own"))
+    *scope = GRAPH_OWN;
+  else if (!strcmp(s, "reachable"))
+    *scope = GRAPH_REACHABLE;
+  else
+    return RIPPLE_EINVAL;
+  return RIPPLE_OK;
+}
+
+const char *trace_scope_name(graph_scope_t scope) {
+  return scope == GRAPH_OWN ? "own" : "reachable";
+}
+
+int trace_answer(core_t *c, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
+                 const trace_cursor_t *since, sbuf_t *out) {
   vid_t *vs;
   size_t n;
   int truncated;
@@ -59,14 +76,15 @@ int trace_answer(core_t *c, const ripple_cpid_t *cpid, size_t limit, const trace
   /* Under the lock only the walk and the row numbers; the bodies are read
    * from the store after it, as the three single answers do. */
   pthread_rwlock_rdlock(&c->lock);
-  int rc = graph_related(c->g, cpid, limit, &vs, &n, &truncated);
+  int rc = graph_cascade(c->g, cpid, scope, limit, &vs, &n, &truncated);
   if (rc != RIPPLE_OK) {
     pthread_rwlock_unlock(&c->lock);
     return rc == RIPPLE_ENOENT ? 404 : 503;
   }
   sbuf_puts(out, "{\"cpid\":");
   wire_cpid(out, cpid);
-  sbuf_printf(out, ",\"truncated\":%s,\"related\":[", truncated ? "true" : "false");
+  sbuf_printf(out, ",\"scope\":\"%s\",\"truncated\":%s,\"related\":[", trace_scope_name(scope),
+              truncated ? "true" : "false");
   for (size_t i = 0; i < n; i++) {
     if (i) sbuf_putc(out, ',');
     wire_cpid(out, graph_cpid(c->g, vs[i]));

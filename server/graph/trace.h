@@ -29,11 +29,17 @@ typedef struct trace_cursor {
  * RIPPLE_EINVAL. */
 int trace_cursor_parse(const char *s, trace_cursor_t *c);
 
-/* {"cpid", "truncated", "related": [...], "mergelogs": [...], "spans": [...],
- * "next": cursor}: the CPIDs related to cpid (at most limit), and of them the
+/* {"cpid", "scope", "truncated", "related": [...], "mergelogs": [...],
+ * "spans": [...], "next": cursor}: the CPIDs of cpid's cascade in `scope`
+ * (its own, or everything reachable: graph.h), at most limit, and of them the
  * mergelogs and spans stored after `since` (all with since NULL). Returns 200,
  * 404 (cpid unknown) or 503. */
-int trace_answer(core_t *c, const ripple_cpid_t *cpid, size_t limit, const trace_cursor_t *since,
-                 sbuf_t *out);
+int trace_answer(core_t *c, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
+                 const trace_cursor_t *since, sbuf_t *out);
+/* "own" or "reachable" (NULL or "": `dflt`) into *scope: RIPPLE_OK or
+ * RIPPLE_EINVAL. */
+int trace_scope_parse(const char *s, graph_scope_t dflt, graph_scope_t *scope);
+/* The scope's name, as the API spells it. */
+const char *trace_scope_name(graph_scope_t scope);
 
 #endif

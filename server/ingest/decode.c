@@ -47,7 +47,7 @@
 #define NONE ((size_t)-1)
 
 typedef enum { V_ABSENT, V_NULL, V_STRING, V_ARRAY, V_OBJECT, V_OTHER } vtype_t;
-typedef enum { SUB_NONE, SUB_SOURCES, SUB_OBJECT, SUB_ATTRS } sub_t;
+typedef enum { SUB_NONE, SUB_SOURCES, SUB_TRIGGER, SUB_OBJECT, SUB_ATTRS } sub_t;
 typedef enum { TOP_NONE, TOP_ARRAY, TOP_OTHER } top_t;
 
 /* A field as it came: its type, and for a string its length, whether it parsed
@@ -66,9 +66,9 @@ typedef struct key {
 
 #define KEY(s) \
   { (s), sizeof(s) - 1 }
-enum { M_CPID, M_SOURCES, M_TIME, M_COMPONENT, M_OBJECT };
-static const fkey_t ml_keys[] = {KEY("cpid"), KEY("sources"), KEY("time"), KEY("component"),
-                                 KEY("object")};
+enum { M_CPID, M_SOURCES, M_TIME, M_COMPONENT, M_OBJECT, M_TRIGGER };
+static const fkey_t ml_keys[] = {KEY("cpid"),      KEY("sources"), KEY("time"),
+                                 KEY("component"), KEY("object"),  KEY("trigger")};
 enum { S_CPID, S_SPAN_ID, S_PARENT_ID, S_SERVICE, S_NAME, S_START, S_END, S_ATTRS };
 static const fkey_t sp_keys[] = {KEY("cpid"), KEY("span_id"), KEY("parent_id"), KEY("service"),
                                  KEY("name"), KEY("start"),   KEY("end"),       KEY("attributes")};
@@ -88,7 +88,9 @@ typedef struct rec {
   ripple_cpid_t cpid;
   int64_t time[2]; /* a mergelog's time; a span's start and end */
   size_t nsrc, src_bad;
-  const char *src_why; /* why source src_bad is bad */
+  const char *src_why;    /* why source src_bad is bad */
+  size_t ntrig, trig_bad; /* the same of the trigger list */
+  const char *trig_why;
   size_t nattr;
 } rec_t;
 
@@ -119,6 +121,8 @@ typedef struct dctx {
   sbuf_t str; /* the kept strings of the record, NUL-terminated */
   attr_sv_t *attr;
   ripple_attr_t *attrs;
+  ripple_cpid_t *trig; /* the record's trigger list (at most max_sources kept) */
+  size_t trig_cap;
   dec_seen_t seen;
   sbuf_t karena;
   kent_t *keys;
@@ -286,6 +290,25 @@ static int check_sources(dctx_t *d) {
   return RIPPLE_OK;
 }
 
+/* The trigger list, when there is one: after check_sources, so the sources
+ * are known good. Sets the record's flags (b->trig, at the record's
+ * sources). */
+static int check_trigger(dctx_t *d, size_t off) {
+  const rec_t *r = &d->r;
+  vtype_t t = r->f[M_TRIGGER].type;
+  if (t == V_ABSENT || t == V_NULL) return RIPPLE_OK;
+  if (t != V_ARRAY)
+    return fail(d, RIPPLE_EINVAL, "trigger",
+                "must be an array of CPIDs from sources (or left out: every source then)");
+  if (r->trig_bad != NONE) {
+    char field[32];
+    snprintf(field, sizeof field, "trigger[%zu]", r->trig_bad);
+    return fail(d, RIPPLE_EINVAL, field, "%s", r->trig_why);
+  }
+  return dec_check_trigger(d->b->src + off, r->nsrc, d->trig, r->ntrig, d->b->trig + off, d->index,
+                           d->err);
+}
+
 static int end_mergelog(dctx_t *d) {
   dec_batch_t *b = d->b;
   rec_t *r = &d->r;
@@ -293,6 +316,7 @@ static int end_mergelog(dctx_t *d) {
   ripple_objref_t obj = {0};
   int rc = get_cpid(d, &r->f[M_CPID]);
   if (rc == RIPPLE_OK) rc = check_sources(d);
+  if (rc == RIPPLE_OK) rc = check_trigger(d, b->nsrc);
   if (rc != RIPPLE_OK) return rc;
   dec_mark_t mark = dec_batch_mark(b); /* the record's start, to take it back */
   size_t off = b->nsrc, n = r->nsrc;
@@ -314,9 +338,14 @@ static int end_mergelog(dctx_t *d) {
   ml.sources = n ? b->src + off : NULL;
   ml.nsources = n;
   size_t body_off = b->body.len;
+  /* The encoder puts the trigger list just after the sources. */
+  int has_trigger = r->f[M_TRIGGER].type == V_ARRAY;
+  ml.trigger = has_trigger ? d->trig : NULL;
+  ml.ntrigger = has_trigger ? r->ntrig : 0;
   wire_mergelog(&b->body, &ml);
   if ((rc = dec_batch_add(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK)
     return rc;
+  b->rec[b->n - 1].has_trigger = (uint8_t)has_trigger;
   if (n == 0 && (rc = dec_batch_note_uid(b, obj.uid, r->obj[4].len)) != RIPPLE_OK) return rc;
   if ((rc = dec_batch_note_object(b, obj.kind, obj.namespace_, obj.name, ml.component)) !=
       RIPPLE_OK)
@@ -411,6 +440,7 @@ static int field_value(dctx_t *d, vtype_t t, const char *s, size_t n) {
   sval_t *v = &d->r.f[f];
   v->type = t;
   if (t == V_ARRAY && !span && f == M_SOURCES) d->sub = SUB_SOURCES;
+  if (t == V_ARRAY && !span && f == M_TRIGGER) d->sub = SUB_TRIGGER;
   if (t == V_OBJECT && (span ? f == S_ATTRS : f == M_OBJECT))
     d->sub = span ? SUB_ATTRS : SUB_OBJECT;
   if (t != V_STRING) return 1;
@@ -436,7 +466,31 @@ static int src_room(dctx_t *d, size_t i) {
   ripple_cpid_t *p = realloc(b->src, cap * sizeof *p);
   if (!p) return stop(d, NULL);
   b->src = p;
+  uint8_t *f = realloc(b->trig, cap);
+  if (!f) return stop(d, NULL);
+  b->trig = f;
   d->src_cap = cap;
+  return 1;
+}
+
+/* An entry of the trigger list (index i): kept while within max_sources
+ * (past it the list is longer than sources can be: only counted). */
+static int trigger_value(dctx_t *d, vtype_t t, const char *s, size_t n) {
+  rec_t *r = &d->r;
+  size_t i = r->ntrig++;
+  if (i >= d->lim->max_sources || r->trig_bad != NONE) return 1;
+  if (i >= d->trig_cap) {
+    size_t cap = d->trig_cap ? d->trig_cap * 2 : 16;
+    ripple_cpid_t *p = realloc(d->trig, cap * sizeof *p);
+    if (!p) return stop(d, NULL);
+    d->trig = p;
+    d->trig_cap = cap;
+  }
+  if (t != V_STRING)
+    r->trig_bad = i, r->trig_why = "must be a CPID string";
+  else if (ripple_cpid_parse(s, n, &d->trig[i]) != RIPPLE_OK)
+    r->trig_bad = i,
+    r->trig_why = "is not a CPID (a non-nil UUID like 3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60)";
   return 1;
 }
 
@@ -459,6 +513,7 @@ static int member_value(dctx_t *d, vtype_t t, const char *s, size_t n) {
   sval_t *v;
   switch (d->sub) {
     case SUB_SOURCES: return source_value(d, t, s, n);
+    case SUB_TRIGGER: return trigger_value(d, t, s, n);
     case SUB_OBJECT:
       if (d->ofield < 0) return 1;
       v = &d->r.obj[d->ofield];
@@ -494,6 +549,7 @@ static int rec_begin(dctx_t *d, vtype_t t) {
   if (d->kind == DEC_MERGELOGS && !src_room(d, 0)) return 0;
   memset(&d->r, 0, sizeof d->r);
   d->r.src_bad = NONE;
+  d->r.trig_bad = NONE;
   d->str.len = 0;
   d->in_rec = 1;
   return 1;
@@ -555,7 +611,7 @@ static int cb_map_key(void *u, const unsigned char *k, size_t n) {
   const char *dup = "a key repeated in one object";
   if (d->in_rec && d->depth == 2) {
     int span = d->kind == DEC_SPANS;
-    d->field = span ? key_find(sp_keys, 8, k, n) : key_find(ml_keys, 5, k, n);
+    d->field = span ? key_find(sp_keys, 8, k, n) : key_find(ml_keys, 6, k, n);
     if (d->field >= 0) return key_bit(&d->r.seen, d->field) ? 1 : stop(d, dup);
   } else if (d->in_rec && d->depth == 3 && d->sub == SUB_OBJECT) {
     d->ofield = key_find(obj_keys, 5, k, n);
@@ -672,6 +728,7 @@ done:
     free(d->attr);
     free(d->attrs);
     free(d->keys);
+    free(d->trig);
     sbuf_free(&d->str);
     sbuf_free(&d->karena);
     free(d);

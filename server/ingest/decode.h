@@ -36,10 +36,11 @@ typedef struct dec_str {
 typedef struct dec_rec {
   ripple_cpid_t cpid;
   int64_t time;   /* a mergelog's time, a span's start */
-  size_t src_off; /* into dec_batch_t.src */
+  size_t src_off; /* into dec_batch_t.src (and .trig) */
   uint32_t nsrc;
-  uint32_t uid_off; /* into dec_batch_t.uids */
-  size_t body_off;  /* into dec_batch_t.body */
+  uint8_t has_trigger; /* a mergelog with a trigger list (dec_trigger) */
+  uint32_t uid_off;    /* into dec_batch_t.uids */
+  size_t body_off;     /* into dec_batch_t.body */
   uint32_t body_len;
   /* A root mergelog's object.uid when dec_uid_ok takes it (the roots index);
    * 0 for every other record. */
@@ -60,6 +61,7 @@ typedef struct dec_batch {
   dec_rec_t *rec;
   size_t n;
   ripple_cpid_t *src;
+  uint8_t *trig; /* one flag per entry of src: 1 for a trigger (dec_trigger) */
   size_t nsrc;
   sbuf_t body; /* canonical JSON of each record, back to back */
   sbuf_t uids; /* roots' object uids, back to back, not terminated */
@@ -71,6 +73,12 @@ typedef struct dec_batch {
  * empty: a batch without strings has no buffer at all). */
 static inline const char *dec_str(const dec_batch_t *b, dec_str_t s) {
   return s.len ? b->strs.p + s.off : "";
+}
+
+/* A mergelog's trigger flags, one per source (1: the source caused the
+ * write), or NULL when it named no trigger list (every source counts). */
+static inline const uint8_t *dec_trigger(const dec_batch_t *b, const dec_rec_t *r) {
+  return r->has_trigger ? b->trig + r->src_off : NULL;
 }
 
 typedef struct dec_error {

@@ -17,6 +17,7 @@ int dec_batch_add(dec_batch_t *b, const ripple_cpid_t *cpid, int64_t time, size_
   r->time = time;
   r->src_off = src_off;
   r->nsrc = nsrc;
+  r->has_trigger = 0;
   r->body_off = body_off;
   r->body_len = (uint32_t)(b->body.len - body_off);
   r->uid_off = r->uid_len = 0;
@@ -112,6 +113,7 @@ void dec_batch_rewind(dec_batch_t *b, const dec_mark_t *m) {
 void dec_batch_free(dec_batch_t *b) {
   free(b->rec);
   free(b->src);
+  free(b->trig);
   sbuf_free(&b->body);
   sbuf_free(&b->uids);
   sbuf_free(&b->strs);

@@ -1,11 +1,12 @@
 /*
  * decode_check.c - the checks every span record passes and its place in the
- * batch (decode_check.h).
+ * batch, and a mergelog's trigger list against its sources (decode_check.h).
  */
 #include "ingest/decode_check.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ingest/decode_batch.h"
@@ -106,5 +107,72 @@ int dec_span_append(dec_batch_t *b, const ripple_span_rec_t *sp) {
   if (rc == RIPPLE_OK) rc = dec_batch_note_str(b, sp->name, &r->span_name);
   if (rc == RIPPLE_OK) rc = dec_batch_note_str(b, span_attr(sp, "owner"), &r->owner);
   if (rc == RIPPLE_OK) rc = dec_batch_note_str(b, span_attr(sp, "operation"), &r->operation);
+  return rc;
+}
+
+/* A source and where it is, for the sorted lookup of long lists. */
+typedef struct src_at {
+  ripple_cpid_t cpid;
+  size_t i;
+} src_at_t;
+
+static int src_at_cmp(const void *a, const void *b) {
+  const src_at_t *x = a, *y = b;
+  int c = memcmp(x->cpid.b, y->cpid.b, sizeof x->cpid.b);
+  return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The first position of c in src (sorted: the copy, or NULL for a short
+ * list), or nsrc when it is not there. */
+static size_t src_find(const ripple_cpid_t *src, size_t nsrc, const src_at_t *sorted,
+                       const ripple_cpid_t *c) {
+  if (!sorted) {
+    for (size_t i = 0; i < nsrc; i++)
+      if (cpid_eq(&src[i], c)) return i;
+    return nsrc;
+  }
+  size_t lo = 0, hi = nsrc; /* the first entry not below (c, 0) */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (memcmp(sorted[mid].cpid.b, c->b, sizeof c->b) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < nsrc && cpid_eq(&sorted[lo].cpid, c) ? sorted[lo].i : nsrc;
+}
+
+/* Past this many sources the lookup sorts a copy. */
+#define TRIGGER_LINEAR 16
+
+int dec_check_trigger(const ripple_cpid_t *src, size_t nsrc, const ripple_cpid_t *trig,
+                      size_t ntrig, uint8_t *flags, long index, dec_error_t *err) {
+  if (ntrig == 0)
+    return dec_fail(err, index, RIPPLE_EINVAL, "trigger",
+                    "must name at least one of sources (or be left out: every source then)");
+  if (ntrig > nsrc)
+    return dec_fail(err, index, RIPPLE_EINVAL, "trigger",
+                    "has %zu entries; sources has %zu, and each entry must be one of them", ntrig,
+                    nsrc);
+  src_at_t *sorted = NULL;
+  if (nsrc > TRIGGER_LINEAR && ntrig > 1) {
+    if (!(sorted = malloc(nsrc * sizeof *sorted))) return RIPPLE_ENOMEM;
+    for (size_t i = 0; i < nsrc; i++) sorted[i] = (src_at_t){src[i], i};
+    qsort(sorted, nsrc, sizeof *sorted, src_at_cmp);
+  }
+  memset(flags, 0, nsrc);
+  int rc = RIPPLE_OK;
+  for (size_t k = 0; k < ntrig && rc == RIPPLE_OK; k++) {
+    size_t at = src_find(src, nsrc, sorted, &trig[k]);
+    char field[32];
+    snprintf(field, sizeof field, "trigger[%zu]", k);
+    if (at == nsrc)
+      rc = dec_fail(err, index, RIPPLE_EINVAL, field, "is not one of sources");
+    else if (flags[at])
+      rc = dec_fail(err, index, RIPPLE_EINVAL, field, "names a source an earlier entry names");
+    else
+      flags[at] = 1;
+  }
+  free(sorted);
   return rc;
 }

@@ -45,6 +45,15 @@ int dec_check_nattrs(const dec_limits_t *lim, size_t n, long index, dec_error_t 
 int dec_check_attr(const dec_limits_t *lim, long index, const char *key, size_t key_len,
                    size_t val_len, dec_error_t *err);
 
+/* A mergelog's trigger list (ntrig CPIDs, all parsed) against its nsrc
+ * sources: not empty, each one of the sources, none named twice. flags (one
+ * per source) get 1 at the first position of each source the list names, 0
+ * elsewhere. RIPPLE_OK, RIPPLE_EINVAL (*err names "trigger" or
+ * "trigger[i]") or RIPPLE_ENOMEM. Sorts a copy when the lists are long, so
+ * no body makes it quadratic. */
+int dec_check_trigger(const ripple_cpid_t *src, size_t nsrc, const ripple_cpid_t *trig,
+                      size_t ntrig, uint8_t *flags, long index, dec_error_t *err);
+
 /* Every check of a span whose fields are all present (NUL-terminated
  * strings, service and name not NULL), in the order the JSON decoder names
  * them: what the OTLP receiver's records go through. */

@@ -244,17 +244,30 @@ static enum MHD_Result handle_otlp(http_t *h, struct MHD_Connection *c, httpd_re
 
 static enum MHD_Result send_answer(struct MHD_Connection *c, int status, const sbuf_t *b);
 
+/* ?scope=own|reachable (absent: dflt) into *scope; 0 when it is neither. */
+static int arg_scope(struct MHD_Connection *c, graph_scope_t dflt, graph_scope_t *scope) {
+  const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "scope");
+  return trace_scope_parse(v, dflt, scope) == RIPPLE_OK;
+}
+
+static enum MHD_Result send_scope_error(struct MHD_Connection *c) {
+  return send_error(c, 400, -1, "scope",
+                    "must be own (what the change caused) or reachable (everything it reaches)");
+}
+
 /* GET /v1/cpids/{cpid}/details and /stalls, GET /v1/stalls (id NULL) and
  * GET /v1/stalls/expected (what "expected"). */
 static enum MHD_Result handle_facts(http_t *h, struct MHD_Connection *c, const ripple_cpid_t *id,
                                     const char *what) {
   size_t limit = arg_size(c, "limit", 0);
   if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
+  graph_scope_t scope;
+  if (!arg_scope(c, GRAPH_OWN, &scope)) return send_scope_error(c);
   sbuf_t b;
   sbuf_init(&b);
-  int status = !strcmp(what, "details")    ? tdet_answer(&h->srv->details, id, limit, &b)
+  int status = !strcmp(what, "details")    ? tdet_answer(&h->srv->details, id, scope, limit, &b)
                : !strcmp(what, "expected") ? stalls_model(&h->srv->stalls, &b)
-                                           : stalls_answer(&h->srv->stalls, id, &b);
+                                           : stalls_answer(&h->srv->stalls, id, scope, &b);
   enum MHD_Result rc = status == 404
                            ? send_error(c, 404, -1, "cpid", "no such CPID in the merge graph")
                            : send_answer(c, status, &b);
@@ -275,8 +288,9 @@ static enum MHD_Result send_cpid_answer(struct MHD_Connection *c, int status, sb
   return rc;
 }
 
-/* GET /v1/cpids/{cpid}/trace[?limit=N][&after=CURSOR]: related, mergelogs and
- * spans in one answer (graph/trace.h). */
+/* GET /v1/cpids/{cpid}/trace[?limit=N][&after=CURSOR][&scope=own|reachable]:
+ * related, mergelogs and spans in one answer (graph/trace.h); the change's
+ * own cascade unless scope=reachable. */
 static enum MHD_Result handle_trace(http_t *h, struct MHD_Connection *c, const ripple_cpid_t *id) {
   size_t limit = arg_size(c, "limit", 0);
   if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
@@ -285,9 +299,11 @@ static enum MHD_Result handle_trace(http_t *h, struct MHD_Connection *c, const r
   trace_cursor_t since;
   if (after && trace_cursor_parse(after, &since) != RIPPLE_OK)
     return send_error(c, 400, -1, "after", "must be the \"next\" of an earlier trace answer");
+  graph_scope_t scope;
+  if (!arg_scope(c, GRAPH_OWN, &scope)) return send_scope_error(c);
   sbuf_t b;
   sbuf_init(&b);
-  int status = trace_answer(&h->srv->core, id, limit, after ? &since : NULL, &b);
+  int status = trace_answer(&h->srv->core, id, scope, limit, after ? &since : NULL, &b);
   return send_cpid_answer(c, status, &b);
 }
 
@@ -316,9 +332,13 @@ static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const ch
         "unknown query; use related, origins, mergelogs, spans, trace, details or stalls");
   size_t limit = arg_size(c, "limit", 0);
   if (limit == (size_t)-1) return send_error(c, 400, -1, "limit", "must be a non-negative integer");
+  /* related, mergelogs and spans keep the CPID paper's meaning by default
+   * (everything reachable); /trace, /details and /v1/roots default to own. */
+  graph_scope_t scope;
+  if (!arg_scope(c, GRAPH_REACHABLE, &scope)) return send_scope_error(c);
   sbuf_t b;
   sbuf_init(&b);
-  int status = srv_query(h->srv, q, &id, limit, &b);
+  int status = srv_query(h->srv, q, &id, scope, limit, &b);
   return send_cpid_answer(c, status, &b);
 }
 
@@ -415,6 +435,7 @@ static enum MHD_Result handle_roots(http_t *h, struct MHD_Connection *c) {
   if (q.limit == (size_t)-1 || q.limit == 0 || q.limit > 1000)
     return send_error(c, 400, -1, "limit", "must be between 1 and 1000");
   q.cursor = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "cursor");
+  if (!arg_scope(c, GRAPH_OWN, &q.scope)) return send_scope_error(c);
   char err[128];
   sbuf_t b;
   sbuf_init(&b);

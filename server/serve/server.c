@@ -58,7 +58,7 @@ static obj_name_t row_name(const store_row_t *r) {
 
 static void load_mergelog(void *ud, const store_row_t *r) {
   loading_t *l = ud;
-  int rc = graph_add_mergelog(l->s->core.g, &r->cpid, r->src, r->nsrc, r->time, r->seq);
+  int rc = graph_add_mergelog(l->s->core.g, &r->cpid, r->src, r->nsrc, r->trig, r->time, r->seq);
   obj_name_t k = row_name(r);
   if (rc == 0)
     seqvec_push(&l->dups, r->seq);
@@ -113,8 +113,8 @@ static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
     obj_name_t k = {dec_str(b, r->kind), dec_str(b, r->ns), dec_str(b, r->name),
                     r->kind.len,         r->ns.len,         r->name.len};
     if (b->kind == DEC_MERGELOGS) {
-      int rc =
-          graph_add_mergelog(s->core.g, &r->cpid, b->src + r->src_off, r->nsrc, r->time, seqs[i]);
+      int rc = graph_add_mergelog(s->core.g, &r->cpid, b->src + r->src_off, r->nsrc,
+                                  dec_trigger(b, r), r->time, seqs[i]);
       if (rc == 0) {
         seqvec_push(&dups, seqs[i]);
         continue;
@@ -408,13 +408,14 @@ int srv_ingest_otlp(srv_t *s, int json, const char *body, size_t len, sbuf_t *an
 static void push_span_seq(void *ud, uint64_t seq) { seqvec_push(ud, seq); }
 
 /* Gather what the query needs under the read lock; read bodies after it. */
-static int query_related(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf_t *o) {
+static int query_related(srv_t *s, query_t q, const ripple_cpid_t *cpid, graph_scope_t scope,
+                         size_t limit, sbuf_t *o) {
   vid_t *vs;
   size_t n;
   int truncated;
   seqvec_t rows = {0};
   pthread_rwlock_rdlock(&s->core.lock);
-  int rc = graph_related(s->core.g, cpid, limit, &vs, &n, &truncated);
+  int rc = graph_cascade(s->core.g, cpid, scope, limit, &vs, &n, &truncated);
   if (rc != RIPPLE_OK) {
     pthread_rwlock_unlock(&s->core.lock);
     return rc == RIPPLE_ENOENT ? 404 : 503;
@@ -422,7 +423,8 @@ static int query_related(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t 
   const char *key = q == Q_RELATED ? "related" : q == Q_MERGELOGS ? "mergelogs" : "spans";
   sbuf_puts(o, "{\"cpid\":");
   wire_cpid(o, cpid);
-  sbuf_printf(o, ",\"truncated\":%s,\"%s\":[", truncated ? "true" : "false", key);
+  sbuf_printf(o, ",\"scope\":\"%s\",\"truncated\":%s,\"%s\":[",
+              scope == GRAPH_OWN ? "own" : "reachable", truncated ? "true" : "false", key);
   for (size_t i = 0; i < n; i++) {
     if (q == Q_RELATED) {
       if (i) sbuf_putc(o, ',');
@@ -476,10 +478,11 @@ static int query_origins(srv_t *s, const ripple_cpid_t *cpid, size_t limit, sbuf
   return rc == RIPPLE_OK ? 200 : rc == RIPPLE_ENOENT ? 404 : 503;
 }
 
-int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out) {
+int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
+              sbuf_t *out) {
   if (!limit || limit > s->cfg.query_limit) limit = s->cfg.query_limit;
   return q == Q_ORIGINS ? query_origins(s, cpid, limit, out)
-                        : query_related(s, q, cpid, limit, out);
+                        : query_related(s, q, cpid, scope, limit, out);
 }
 
 int srv_roots(srv_t *s, const char *uid, size_t limit, sbuf_t *out) {

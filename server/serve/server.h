@@ -83,9 +83,11 @@ int srv_ingest_otlp(srv_t *s, int json, const char *body, size_t len, sbuf_t *an
                     dec_error_t *err);
 
 typedef enum { Q_RELATED, Q_ORIGINS, Q_MERGELOGS, Q_SPANS } query_t;
-/* Answer a query about one CPID as a JSON document in out. Returns an HTTP
- * status (200, 404 for an unknown CPID). */
-int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, size_t limit, sbuf_t *out);
+/* Answer a query about one CPID as a JSON document in out: related,
+ * mergelogs and spans over its cascade in `scope` (graph.h; origins ignore
+ * it). Returns an HTTP status (200, 404 for an unknown CPID). */
+int srv_query(srv_t *s, query_t q, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
+              sbuf_t *out);
 /* A page of all mergelogs or spans, time-ordered. */
 int srv_list(srv_t *s, dec_kind_t kind, int64_t since, int64_t until, const char *cursor,
              size_t limit, sbuf_t *out, char *err, size_t errcap);

@@ -28,7 +28,6 @@ struct web {
   size_t n, bytes;
 };
 
-static const char csp[] = WEBFILE_CSP;
 static const char cache_index[] = "no-cache";
 /* Asset names carry a hash of their content: a changed file has a new name. */
 static const char cache_asset[] = "public, max-age=31536000, immutable";
@@ -216,16 +215,7 @@ static const char missing_page[] =
 
 enum MHD_Result web_answer(const web_t *w, struct MHD_Connection *c, const char *url) {
   const web_file_t *f = web_find(w, url);
-  const char *hdrs[] = {"Content-Security-Policy",
-                        csp,
-                        "X-Content-Type-Options",
-                        "nosniff",
-                        "X-Frame-Options",
-                        "DENY",
-                        "Referrer-Policy",
-                        "no-referrer",
-                        f ? "Cache-Control" : NULL,
-                        f ? f->cache : NULL,
+  const char *hdrs[] = {WEBFILE_SECURITY_HEADERS, f ? "Cache-Control" : NULL, f ? f->cache : NULL,
                         NULL};
   if (f) return httpd_send_headers(c, 200, f->type, f->data, f->len, hdrs);
   if (!w && is_index(url))

@@ -22,6 +22,12 @@
  * from them at start, and root search (store_roots) filters on them through a
  * partial index that holds the roots only. Also without a new schema version:
  * an older database gets the columns, filled from its bodies, when opened.
+ *
+ * A mergelog's trigger list (docs/api.md) is kept as one byte per source in
+ * trig (1: that source triggered the write), NULL when the mergelog named
+ * none. Again without a new schema version: an older database gets the
+ * column when opened, and its rows, NULL there, mean what they meant (every
+ * source a trigger); an older server ignores the column.
  */
 #include "store/store.h"
 #include "ripplex/clock.h"
@@ -42,7 +48,7 @@ static const char *schema =
     "INSERT OR IGNORE INTO meta VALUES('schema', '1');"
     "CREATE TABLE IF NOT EXISTS mergelogs(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
     "  time INTEGER NOT NULL, sources BLOB NOT NULL, body TEXT NOT NULL,"
-    "  root INTEGER, component TEXT, okind TEXT, ons TEXT, oname TEXT);"
+    "  root INTEGER, component TEXT, okind TEXT, ons TEXT, oname TEXT, trig BLOB);"
     "CREATE INDEX IF NOT EXISTS mergelogs_time ON mergelogs(time);"
     "CREATE TABLE IF NOT EXISTS spans(seq INTEGER PRIMARY KEY, cpid BLOB NOT NULL,"
     "  start INTEGER NOT NULL, body TEXT NOT NULL,"
@@ -74,6 +80,9 @@ static const char *upgrade =
     "  ons = nullif(json_extract(body, '$.attributes.namespace'), ''),"
     "  oname = nullif(json_extract(body, '$.attributes.name'), '');"
     "COMMIT;";
+
+/* Databases written before trigger lists: their mergelogs named none. */
+static const char *upgrade_trig = "ALTER TABLE mergelogs ADD COLUMN trig BLOB;";
 
 /* Only roots are in it: a few in a hundred mergelogs. */
 static const char *roots_by_time =
@@ -133,6 +142,17 @@ static int upgrade_columns(store_t *s, char *err, size_t cap) {
     }
     ripple_log(RIPPLE_LOG_INFO, "store_upgraded", "columns=object ms=%.1f",
                (double)(mono_ns() - t0) / 1e6);
+  }
+  have =
+      sqlite3_prepare_v2(s->w, "SELECT trig FROM mergelogs LIMIT 0", -1, &probe, NULL) == SQLITE_OK;
+  sqlite3_finalize(probe);
+  if (!have) {
+    if (sqlite3_exec(s->w, upgrade_trig, NULL, NULL, &msg) != SQLITE_OK) {
+      snprintf(err, cap, "cannot add the trigger column to %s: %s", s->path, msg ? msg : "?");
+      sqlite3_free(msg);
+      return RIPPLE_ESYS;
+    }
+    ripple_log(RIPPLE_LOG_INFO, "store_upgraded", "columns=trig");
   }
   if (sqlite3_exec(s->w, roots_by_time, NULL, NULL, &msg) != SQLITE_OK) {
     snprintf(err, cap, "cannot index the roots of %s: %s", s->path, msg ? msg : "?");
@@ -219,8 +239,8 @@ int store_open(const char *path, int sync_full, store_t **out, char *err, size_t
   }
   sqlite3_finalize(v);
   static const char *ins[2] = {
-      "INSERT INTO mergelogs(cpid, time, sources, body, root, okind, ons, oname, component, seq)"
-      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+      "INSERT INTO mergelogs(cpid, time, sources, body, root, okind, ons, oname, component, seq,"
+      " trig) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
       "INSERT INTO spans(cpid, start, body, end_ns, okind, ons, oname, seq)"
       " VALUES(?1, ?2, ?4, ?5, ?6, ?7, ?8, ?10)"};
   static const char *del[2] = {"DELETE FROM mergelogs WHERE seq = ?1",
@@ -267,8 +287,8 @@ static void row_object(sqlite3_stmt *q, int i, store_row_t *row) {
 static int load_mergelogs(store_t *st, const store_loader_t *l) {
   sqlite3_stmt *q = NULL;
   int rc = sqlite3_prepare_v2(
-      st->w, "SELECT seq, cpid, time, sources, okind, ons, oname FROM mergelogs ORDER BY seq", -1,
-      &q, NULL);
+      st->w, "SELECT seq, cpid, time, sources, okind, ons, oname, trig FROM mergelogs ORDER BY seq",
+      -1, &q, NULL);
   while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
     int nsrc = sqlite3_column_bytes(q, 3);
     if (sqlite3_column_bytes(q, 1) != 16 || nsrc % 16) continue; /* not ours: skip */
@@ -279,6 +299,10 @@ static int load_mergelogs(store_t *st, const store_loader_t *l) {
     memcpy(&row.cpid, sqlite3_column_blob(q, 1), 16);
     row.end = row.time;
     row_object(q, 4, &row);
+    /* A list that does not fit its sources is not ours: every source then. */
+    if (sqlite3_column_type(q, 7) == SQLITE_BLOB && row.nsrc &&
+        (size_t)sqlite3_column_bytes(q, 7) == row.nsrc)
+      row.trig = sqlite3_column_blob(q, 7);
     l->mergelog(l->ud, &row);
     rc = SQLITE_OK;
   }
@@ -366,6 +390,11 @@ static int insert_batch(store_t *s, const dec_batch_t *b, uint64_t *seqs) {
     bind_str(q, 7, b, r->ns);
     bind_str(q, 8, b, r->name);
     if (k == 0) bind_str(q, 9, b, r->component);
+    const uint8_t *trig = k == 0 ? dec_trigger(b, r) : NULL;
+    if (trig && r->nsrc)
+      sqlite3_bind_blob(q, 11, trig, (int)r->nsrc, SQLITE_STATIC);
+    else if (k == 0)
+      sqlite3_bind_null(q, 11);
     seqs[i] = (uint64_t)atomic_fetch_add(&s->next_seq[k], 1);
     sqlite3_bind_int64(q, 10, (sqlite3_int64)seqs[i]);
     int rc = sqlite3_step(q);

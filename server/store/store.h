@@ -51,6 +51,7 @@ typedef struct store_row {
   int64_t time, end;        /* a mergelog's time (twice); a span's start and end */
   const ripple_cpid_t *src; /* a mergelog's sources */
   size_t nsrc;
+  const uint8_t *trig;          /* its trigger flags, one per source; NULL: none named */
   const char *kind, *ns, *name; /* the object the record names */
   size_t kind_len, ns_len, name_len;
   const char *body; /* a span's record (for the stall detector's replay) */

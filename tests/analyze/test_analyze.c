@@ -264,6 +264,27 @@ static void effect_before_cause(void **state) {
   analysed_free(b.p, &log, &res);
 }
 
+/* The EndpointSlice listing a Pod as ready is seen before the Pod's Ready
+ * (another watch; a loaded agent on the real node): the hop is counted, as 0,
+ * not dropped. */
+static void slice_before_ready(void **state) {
+  (void)state;
+  sbuf_t b = {0};
+  rec(&b, -100, "add", "services", service("web"), NULL, false);
+  rec(&b, 0, "add", "deployments.apps", deploy(1, 1), NULL, false);
+  rec(&b, 10, "add", "replicasets.apps", rs(1), NULL, false);
+  pod_life(&b, "web-abc-1", "10.0.0.1", 30, 100, 300, 500);
+  rec(&b, 490, "add", "endpointslices.discovery.k8s.io",
+      endpoints("EndpointSlice", "10.0.0.1", NULL, NULL), NULL, false);
+  rec(&b, 495, "update", "endpoints", endpoints("Endpoints", "10.0.0.1", NULL, NULL), NULL, false);
+  cl_log_t log = {0};
+  hop_result_t res;
+  analyze_text(b.p, b.len, &log, &res);
+  expect(&res, HOP_POD_READY_SLICE, "0");
+  expect(&res, HOP_POD_READY_ENDPOINTS, "0");
+  analysed_free(b.p, &log, &res);
+}
+
 static void service_must_select_pod(void **state) {
   (void)state;
   /* The Service selects app=db now: the Endpoints with web's IPs are not
@@ -761,6 +782,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(known_hops),
       cmocka_unit_test(effect_before_cause),
+      cmocka_unit_test(slice_before_ready),
       cmocka_unit_test(service_must_select_pod),
       cmocka_unit_test(percentiles_nearest_rank),
       cmocka_unit_test(malformed_lines_counted),

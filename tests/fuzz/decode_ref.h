@@ -105,6 +105,7 @@ static int add_rec(dec_batch_t *b, const ripple_cpid_t *cpid, int64_t time, size
   r->body_off = body_off;
   r->body_len = (uint32_t)(b->body.len - body_off);
   r->uid_off = r->uid_len = 0;
+  r->has_trigger = 0;
   return b->body.oom ? RIPPLE_ENOMEM : RIPPLE_OK;
 }
 
@@ -149,9 +150,54 @@ static long seen_add(ref_seen_t *s, const dec_batch_t *b, size_t i) {
   return -1;
 }
 
+static int ref_decode_rest(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *seen,
+                           ripple_mergelog_t *mlp, size_t off, size_t n, const ripple_cpid_t *trig,
+                           size_t nt, int has_trigger);
+
+/* Added after the decoder was replaced: a mergelog's trigger list (docs/api.md),
+ * written plainly (quadratic), its flags set at b->trig + off. */
+static int ref_trigger(ref_ctx_t *d, json_t *o, dec_batch_t *b, size_t off, size_t n,
+                       ripple_cpid_t **list, size_t *nt) {
+  json_t *tr = json_object_get(o, "trigger");
+  *nt = 0;
+  if (!tr || json_is_null(tr)) return RIPPLE_OK;
+  if (!json_is_array(tr))
+    return fail(d, RIPPLE_EINVAL, "trigger",
+                "must be an array of CPIDs from sources (or left out: every source then)");
+  size_t m = json_array_size(tr);
+  ripple_cpid_t *t = calloc(m + 1, sizeof *t);
+  if (!t) return RIPPLE_ENOMEM;
+  *list = t;
+  int rc = RIPPLE_OK;
+  for (size_t i = 0; i < m && i < d->lim->max_sources && rc == RIPPLE_OK; i++) {
+    char field[32];
+    snprintf(field, sizeof field, "trigger[%zu]", i);
+    rc = get_cpid(d, json_array_get(tr, i), field, &t[i]);
+  }
+  if (rc != RIPPLE_OK) return rc;
+  if (m == 0)
+    return fail(d, RIPPLE_EINVAL, "trigger",
+                "must name at least one of sources (or be left out: every source then)");
+  if (m > n)
+    return fail(d, RIPPLE_EINVAL, "trigger",
+                "has %zu entries; sources has %zu, and each entry must be one of them", m, n);
+  uint8_t *f = b->trig + off;
+  memset(f, 0, n);
+  for (size_t i = 0; i < m; i++) {
+    char field[32];
+    snprintf(field, sizeof field, "trigger[%zu]", i);
+    size_t at = 0;
+    while (at < n && !cpid_eq(&b->src[off + at], &t[i])) at++;
+    if (at == n) return fail(d, RIPPLE_EINVAL, field, "is not one of sources");
+    if (f[at]) return fail(d, RIPPLE_EINVAL, field, "names a source an earlier entry names");
+    f[at] = 1;
+  }
+  *nt = m;
+  return RIPPLE_OK;
+}
+
 static int decode_mergelog(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *seen) {
   ripple_mergelog_t ml = {0};
-  ripple_objref_t obj = {0};
   int rc = get_cpid(d, json_object_get(o, "cpid"), "cpid", &ml.cpid);
   if (rc != RIPPLE_OK) return rc;
   json_t *src = json_object_get(o, "sources");
@@ -165,6 +211,9 @@ static int decode_mergelog(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *
   ripple_cpid_t *s = realloc(b->src, (off + n + 1) * sizeof *s);
   if (!s) return RIPPLE_ENOMEM;
   b->src = s;
+  uint8_t *fl = realloc(b->trig, off + n + 1);
+  if (!fl) return RIPPLE_ENOMEM;
+  b->trig = fl;
   for (size_t i = 0; i < n; i++) {
     char field[32];
     snprintf(field, sizeof field, "sources[%zu]", i);
@@ -172,6 +221,22 @@ static int decode_mergelog(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *
     if (cpid_eq(&s[off + i], &ml.cpid))
       return fail(d, RIPPLE_EINVAL, field, "equals cpid: a CPID cannot merge into itself");
   }
+  ripple_cpid_t *trig = NULL;
+  size_t nt = 0;
+  rc = ref_trigger(d, o, b, off, n, &trig, &nt);
+  int has_trigger = rc == RIPPLE_OK && json_is_array(json_object_get(o, "trigger"));
+  if (rc == RIPPLE_OK) rc = ref_decode_rest(d, o, b, seen, &ml, off, n, trig, nt, has_trigger);
+  free(trig);
+  return rc;
+}
+
+static int ref_decode_rest(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *seen,
+                           ripple_mergelog_t *mlp, size_t off, size_t n, const ripple_cpid_t *trig,
+                           size_t nt, int has_trigger) {
+  ripple_mergelog_t ml = *mlp;
+  ripple_objref_t obj = {0};
+  ripple_cpid_t *s = b->src;
+  int rc;
   b->nsrc += n;
   if ((rc = get_time(d, o, "time", &ml.time_ns)) != RIPPLE_OK) return rc;
   if ((rc = get_str(d, o, "component", 0, &ml.component)) != RIPPLE_OK) return rc;
@@ -192,8 +257,11 @@ static int decode_mergelog(ref_ctx_t *d, json_t *o, dec_batch_t *b, ref_seen_t *
   ml.sources = s + off;
   ml.nsources = n;
   size_t body_off = b->body.len, uids_len = b->uids.len;
+  ml.trigger = has_trigger ? trig : NULL;
+  ml.ntrigger = has_trigger ? nt : 0;
   wire_mergelog(&b->body, &ml);
   if ((rc = add_rec(b, &ml.cpid, ml.time_ns, off, (uint32_t)n, body_off)) != RIPPLE_OK) return rc;
+  b->rec[b->n - 1].has_trigger = (uint8_t)has_trigger;
   if (n == 0 && (rc = ref_note_uid(b, obj.uid)) != RIPPLE_OK) return rc;
   long prev = seen_add(seen, b, b->n - 1);
   if (prev >= 0) { /* changed with the decoder: the first mergelog of a CPID is kept */

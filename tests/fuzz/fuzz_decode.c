@@ -34,7 +34,7 @@ static const dec_limits_t limits[2] = {{64, 16, 8, 256}, {3, 2, 2, 24}};
 
 static void check_failed(int rc, const dec_batch_t *b, const dec_error_t *err) {
   if (rc != RIPPLE_EJSON && rc != RIPPLE_EINVAL && rc != RIPPLE_ERANGE) abort();
-  if (b->rec || b->src || b->body.p || b->uids.p || b->n) abort();
+  if (b->rec || b->src || b->trig || b->body.p || b->uids.p || b->n) abort();
   if (err->index < -1 || !err->msg[0]) abort();
   if (!memchr(err->field, '\0', sizeof err->field) || !memchr(err->msg, '\0', sizeof err->msg))
     abort();
@@ -50,7 +50,10 @@ static int same_records(const dec_batch_t *a, const dec_batch_t *b) {
     const dec_rec_t *x = &a->rec[i], *y = &b->rec[i];
     if (memcmp(&x->cpid, &y->cpid, sizeof x->cpid) != 0 || x->time != y->time ||
         x->nsrc != y->nsrc || x->src_off != y->src_off || x->body_off != y->body_off ||
-        x->body_len != y->body_len || x->uid_off != y->uid_off || x->uid_len != y->uid_len)
+        x->body_len != y->body_len || x->uid_off != y->uid_off || x->uid_len != y->uid_len ||
+        x->has_trigger != y->has_trigger)
+      return 0;
+    if (x->has_trigger && x->nsrc && memcmp(dec_trigger(a, x), dec_trigger(b, y), x->nsrc) != 0)
       return 0;
   }
   return 1;

@@ -1,15 +1,17 @@
 /*
  * fuzz_query.c - libFuzzer target for what the trace server reads from a
  * request besides its body: a page cursor (GET /v1/mergelogs, /v1/spans,
- * /v1/roots), a trace cursor (GET /v1/cpids/{cpid}/trace?after=) and the
- * Accept-Encoding header (whether a large answer goes gzip'd). All come
- * from any client.
+ * /v1/roots), a trace cursor (GET /v1/cpids/{cpid}/trace?after=), a scope
+ * (?scope=own|reachable) and the Accept-Encoding header (whether a large
+ * answer goes gzip'd). All come from any client.
  *
  * The first byte picks the parser: low bit set, the header; else bit 1 set,
- * the trace cursor; else the page cursor. The rest, up to a NUL, is the
- * text. Properties: none crashes nor reads past the text; a cursor that
- * parses is two integers that print back as a cursor that parses to the same
- * two; a header that wants gzip still does with ", identity" appended, and
+ * the trace cursor; else bit 2 set, the scope; else the page cursor. The
+ * rest, up to a NUL, is the text. Properties: none crashes nor reads past
+ * the text; a cursor that parses is two integers that print back as a cursor
+ * that parses to the same two; a scope is taken exactly when it is "own",
+ * "reachable" or empty (the default), and its name parses back to it; a
+ * header that wants gzip still does with ", identity" appended, and
  * "gzip;q=0" alone never does.
  */
 #include <inttypes.h>
@@ -41,6 +43,17 @@ static void trace_cursor(const char *s) {
     abort();
 }
 
+static void scope(const char *s) {
+  graph_scope_t sc, again;
+  int ok = trace_scope_parse(s, GRAPH_REACHABLE, &sc) == RIPPLE_OK;
+  int want = !*s || !strcmp(s, "own") || !strcmp(s, "reachable");
+  if (ok != want) abort();
+  if (!ok) return;
+  if (!*s && sc != GRAPH_REACHABLE) abort();
+  if (trace_scope_parse(trace_scope_name(sc), GRAPH_OWN, &again) != RIPPLE_OK || again != sc)
+    abort();
+}
+
 static void accept_encoding(const char *s) {
   int want = http_gzip_wanted(s);
   size_t n = strlen(s);
@@ -63,6 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     accept_encoding(s);
   else if (data[0] & 2)
     trace_cursor(s);
+  else if (data[0] & 4)
+    scope(s);
   else
     cursor(s);
   free(s);

@@ -11,6 +11,12 @@
  * trace id exactly when the value is accepted, can be a CPID, and names no
  * change the webhook refuses to let this person join (counted as
  * cpid_in_use: one it admitted whose claim it no longer holds, ctxmac.h).
+ *
+ * And the same bytes as kube-apiserver's traceparent header of a /mutate call
+ * (wh_apiserver_tp, a NUL-terminated header value): taken exactly when the
+ * parser accepts all of it; a taken one with the sampled flag gives the
+ * write's span its ids as attributes, any other none, and neither changes the span's CPID (never
+ * the header's trace id) or parent (none).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,10 +110,73 @@ static void check_engine(const char *s, size_t n) {
   json_decref(ans);
 }
 
+/* The last span the header engine emitted. */
+static struct {
+  int n;
+  ripple_cpid_t cpid;
+  uint64_t parent;
+  char trace[64], span[64];
+} last;
+
+static void on_span(void *ud, const ripple_span_rec_t *sp) {
+  (void)ud;
+  last.n++;
+  last.cpid = sp->cpid;
+  last.parent = sp->parent_id;
+  last.trace[0] = last.span[0] = '\0';
+  for (size_t i = 0; i < sp->nattrs; i++) {
+    if (!strcmp(sp->attrs[i].key, "apiserverTraceId"))
+      snprintf(last.trace, sizeof last.trace, "%s", sp->attrs[i].value);
+    if (!strcmp(sp->attrs[i].key, "apiserverSpanId"))
+      snprintf(last.span, sizeof last.span, "%s", sp->attrs[i].value);
+  }
+}
+
+/* The value as kube-apiserver's traceparent header, through the engine. */
+static void check_apiserver_header(const char *s, size_t n) {
+  static wh_t *w;
+  if (!w) {
+    ripple_log_setup("fuzz", RIPPLE_LOG_ERROR, NULL, NULL);
+    wh_opts_t o = {.sink = {.span = on_span}};
+    if (wh_new(&o, &w) != RIPPLE_OK) abort();
+  }
+  if (memchr(s, '\0', n)) return; /* a header value is a C string */
+  char hdr[257];
+  memcpy(hdr, s, n);
+  hdr[n] = '\0';
+  wh_traceparent_t tp;
+  int valid = wh_traceparent_parse(hdr, n, &tp) == RIPPLE_OK;
+  const char *taken = wh_apiserver_tp(w, hdr);
+  if (valid != (taken == hdr) || (taken && taken != hdr)) abort();
+  static const char body[] =
+      "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+      "\"uid\":\"u\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"ConfigMap\"},"
+      "\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"configmaps\"},"
+      "\"namespace\":\"d\",\"name\":\"c\",\"operation\":\"CREATE\",\"userInfo\":{"
+      "\"username\":\"alice\"},\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+      "\"c\"}},\"oldObject\":null}}";
+  sbuf_t out;
+  sbuf_init(&out);
+  int before = last.n;
+  /* Given the raw value too: the engine must parse again, not trust it. */
+  int status = wh_handle_call(w, WH_DECIDER, hdr, body, sizeof body - 1, &out);
+  sbuf_free(&out);
+  if (status != 200 || last.n != before + 1 || last.parent) abort();
+  if (!valid || !(tp.flags & 1)) { /* refused, or not sampled: no span to link */
+    if (last.trace[0] || last.span[0]) abort();
+    return;
+  }
+  if (strlen(last.trace) != 32 || memcmp(last.trace, hdr + 3, 32) != 0 || strlen(last.span) != 16 ||
+      memcmp(last.span, hdr + 36, 16) != 0)
+    abort();
+  if (ripple_cpid_equal(&last.cpid, &tp.trace_id)) abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *s = (const char *)data;
   check_parse(s, size);
   check_format(data, size);
   if (size <= 256) check_engine(s, size);
+  if (size <= 256) check_apiserver_header(s, size);
   return 0;
 }

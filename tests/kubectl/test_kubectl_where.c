@@ -255,7 +255,7 @@ static void test_dashboard_through_proxy(void **state) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  kr_ts_put_dashboard(f, ts, url, C);
+  kr_ts_put_dashboard(f, ts, url, C, 0);
   fclose(f);
   /* A browser cannot authenticate to the proxy's URL: the command that
    * relays it is printed instead. */
@@ -271,7 +271,7 @@ static void test_dashboard_through_proxy(void **state) {
     fail_msg("kr_ts_open: %s", err);
   url = kr_ts_dashboard_url(ts, C);
   f = open_memstream(&text, &len);
-  kr_ts_put_dashboard(f, ts, url, C);
+  kr_ts_put_dashboard(f, ts, url, C, 0);
   fclose(f);
   assert_string_equal(
       text, "\ndashboard: kubectl ripple dashboard " C " --server-service team/tr:8443\n");
@@ -286,7 +286,7 @@ static void test_dashboard_through_proxy(void **state) {
   assert_string_equal(url, "http://127.0.0.1:7480/#/trace/" C);
   assert_string_equal(kr_ts_where(ts), "at http://127.0.0.1:7480 (--server)");
   f = open_memstream(&text, &len);
-  kr_ts_put_dashboard(f, ts, url, C);
+  kr_ts_put_dashboard(f, ts, url, C, 0);
   fclose(f);
   assert_string_equal(text, "\ndashboard: http://127.0.0.1:7480/#/trace/" C "\n");
   free(text);

@@ -216,7 +216,7 @@ static void test_why_pod(void **state) {
            "                     /status/phase: \"Pending\" -> \"Running\"\n"
            "(no details: is ripple watch running with --trace-server?)\n"
            "\n"
-           "dashboard: %s/#/trace/" X "\n",
+           "dashboard: %s/#/trace/" X "?scope=reachable\n",
            r->base);
   if (strcmp(text, want) != 0) fail_msg("got:\n%s\nwant:\n%s", text, want);
   free(text);

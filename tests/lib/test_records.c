@@ -72,8 +72,12 @@ static void mergelog_json(void **state) {
   (void)state;
   ripple_cpid_t src[2] = {test_cpid(1), test_cpid(2)};
   ripple_objref_t obj = {"apps/v1", "ReplicaSet", "default", "web-\"5d\"", NULL};
-  ripple_mergelog_t ml = {test_cpid(3), src, 2, 1763762790123456789LL, "deployment-controller",
-                          &obj};
+  ripple_mergelog_t ml = {.cpid = test_cpid(3),
+                          .sources = src,
+                          .nsources = 2,
+                          .time_ns = 1763762790123456789LL,
+                          .component = "deployment-controller",
+                          .object = &obj};
   char *s = NULL;
   size_t len;
   assert_int_equal(ripple_mergelog_to_json(&ml, &s, &len), RIPPLE_OK);
@@ -89,11 +93,26 @@ static void mergelog_json(void **state) {
   assert_string_equal(str(j, "component"), "deployment-controller");
   json_t *o = json_object_get(j, "object");
   assert_string_equal(str(o, "name"), "web-\"5d\"");
-  assert_null(json_object_get(o, "uid")); /* unset fields are left out, not null */
+  assert_null(json_object_get(o, "uid"));     /* unset fields are left out, not null */
+  assert_null(json_object_get(j, "trigger")); /* not known: left out */
   json_decref(j);
   ripple_free(s);
 
-  ripple_mergelog_t root = {test_cpid(4), NULL, 0, 0, NULL, NULL};
+  /* The source that caused it: src[1]; src[0] was carried along. */
+  ml.trigger = &src[1];
+  ml.ntrigger = 1;
+  assert_int_equal(ripple_mergelog_to_json(&ml, &s, &len), RIPPLE_OK);
+  j = parse(s);
+  json_t *trig = json_object_get(j, "trigger");
+  assert_int_equal(json_array_size(trig), 1);
+  assert_string_equal(json_string_value(json_array_get(trig, 0)), want);
+  json_decref(j);
+  ripple_free(s);
+  ml.ntrigger = 3; /* more than the sources: refused */
+  assert_int_equal(ripple_mergelog_to_json(&ml, &s, &len), RIPPLE_EINVAL);
+  ml.ntrigger = 0;
+
+  ripple_mergelog_t root = {.cpid = test_cpid(4)};
   assert_int_equal(ripple_mergelog_to_json(&root, &s, &len), RIPPLE_OK);
   j = parse(s);
   assert_int_equal(json_array_size(json_object_get(j, "sources")), 0);

@@ -127,6 +127,35 @@ static void refused_batches_are_not_retried(void **state) {
   rig_down(&g, 1000);
 }
 
+/* A mergelog's trigger goes with it through the queue (copied: the
+ * caller's array may go at once); a trigger longer than the sources is
+ * refused. */
+static void trigger_shipped(void **state) {
+  (void)state;
+  rig_t g;
+  rig_up(&g, (ripple_shipper_opts_t){0}, 0, 200, 0, 0);
+  ripple_cpid_t src[2] = {test_cpid(1), test_cpid(2)};
+  ripple_cpid_t *trig = malloc(sizeof *trig);
+  assert_non_null(trig);
+  *trig = src[1];
+  ripple_mergelog_t ml = {
+      .cpid = test_cpid(3), .sources = src, .nsources = 2, .trigger = trig, .ntrigger = 1};
+  assert_int_equal(ripple_shipper_enqueue_mergelog(g.s, &ml), RIPPLE_OK);
+  free(trig);
+  ml.trigger = NULL;
+  ml.ntrigger = 0;
+  ml.cpid = test_cpid(4);
+  assert_int_equal(ripple_shipper_enqueue_mergelog(g.s, &ml), RIPPLE_OK);
+  ml.trigger = src;
+  ml.ntrigger = 3;
+  assert_int_equal(ripple_shipper_enqueue_mergelog(g.s, &ml), RIPPLE_EINVAL);
+  assert_int_equal(ripple_shipper_flush(g.s, 30000), RIPPLE_OK);
+  assert_int_equal(recv_records(g.r, "/v1/mergelogs"), 2);
+  assert_int_equal(recv_triggered(g.r), 1);
+  assert_int_equal(recv_invalid(g.r), 0);
+  rig_down(&g, 1000);
+}
+
 static void dead_server_drops_and_counts(void **state) {
   (void)state;
   rig_t g;
@@ -223,6 +252,7 @@ int main(void) {
       cmocka_unit_test(delivers_everything),
       cmocka_unit_test(retries_until_accepted),
       cmocka_unit_test(refused_batches_are_not_retried),
+      cmocka_unit_test(trigger_shipped),
       cmocka_unit_test(dead_server_drops_and_counts),
       cmocka_unit_test(hanging_server_does_not_hold_shutdown),
       cmocka_unit_test(accounting_after_shutdown),

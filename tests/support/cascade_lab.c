@@ -246,9 +246,16 @@ void cl_wait(int (*cond)(void *ud), void *ud, int timeout_ms, const char *what) 
   if (!lab_wait(cond, ud, timeout_ms)) fail_msg("waited %d s for %s", timeout_ms / 1000, what);
 }
 
+/* A node that takes Pods without tolerations: Ready, and no NoSchedule or
+ * NoExecute taint (the real node of `lab/lab up --node` has one: the tests'
+ * DaemonSets and Pods stay on the KWOK nodes). */
 static void count_ready(void *ud, json_t *node) {
   size_t i;
   json_t *c;
+  json_array_foreach(json_object_get(json_object_get(node, "spec"), "taints"), i, c) {
+    const char *e = lab_str(c, "effect") ? lab_str(c, "effect") : "";
+    if (!strcmp(e, "NoSchedule") || !strcmp(e, "NoExecute")) return;
+  }
   json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, c) {
     if (!strcmp(lab_str(c, "type") ? lab_str(c, "type") : "", "Ready") &&
         !strcmp(lab_str(c, "status") ? lab_str(c, "status") : "", "True"))

@@ -73,7 +73,7 @@ void cl_delete_person(const char *resource, const char *ns, const char *name, ch
 /* Poll cond every 100 ms up to timeout_ms; fail the test naming what when it
  * never holds. */
 void cl_wait(int (*cond)(void *ud), void *ud, int timeout_ms, const char *what);
-/* Number of Ready nodes. */
+/* Number of Ready nodes a Pod without tolerations can go to. */
 int cl_nodes(void);
 /* Wait until every status path (NULL-terminated, e.g. "status.readyReplicas")
  * of resource/name is want, and status.observedGeneration (when the kind has

@@ -36,6 +36,7 @@ enum { PORT_OTLP, PORT_QUERY, PORT_QUERY_GRPC, PORT_HEALTH, NPORTS };
 struct jaeger_lab {
   pid_t pid;
   unsigned port[NPORTS];
+  unsigned grpc_port; /* OTLP gRPC receiver's, 0: none */
   char bin[1024];
   char dir[256], config[300], log[300];
   char otlp_url[64], query_url[64], health_url[64];
@@ -118,6 +119,10 @@ static int pick_ports(unsigned port[NPORTS]) {
   return rc;
 }
 
+/* The OTLP receiver's gRPC protocol, after its http (the configuration's
+ * last lines), with jaeger_lab_start_grpc only. */
+#define GRPC_AFTER_HTTP "      grpc:\n        endpoint: 127.0.0.1:"
+
 /* The configuration (docs/lab.md, "Jaeger"): OTLP/HTTP in, memory storage,
  * the query API and a health check, nothing else. No batch processor and no
  * exporter queue: the receiver answers only after the storage write. The
@@ -159,18 +164,19 @@ static int write_config(const jaeger_lab_t *j) {
           "      status:\n"
           "        enabled: true\n"
           "        path: /status\n"
-          "receivers:\n"
-          "  otlp:\n"
-          "    protocols:\n"
-          "      http:\n"
-          "        endpoint: 127.0.0.1:%u\n"
           "exporters:\n"
           "  jaeger_storage_exporter:\n"
           "    trace_storage: lab_store\n"
           "    queue:\n"
-          "      enabled: false\n",
+          "      enabled: false\n"
+          "receivers:\n"
+          "  otlp:\n"
+          "    protocols:\n"
+          "      http:\n"
+          "        endpoint: 127.0.0.1:%u\n",
           MAX_TRACES, j->port[PORT_QUERY], j->port[PORT_QUERY_GRPC], j->port[PORT_HEALTH],
           j->port[PORT_OTLP]);
+  if (j->grpc_port) fprintf(f, "%s%u\n", GRPC_AFTER_HTTP, j->grpc_port);
   return fclose(f) == 0 ? RIPPLE_OK : RIPPLE_ESYS;
 }
 
@@ -310,11 +316,17 @@ static int prepare(jaeger_lab_t *j, char *err, size_t errcap) {
 }
 
 int jaeger_lab_start(jaeger_lab_t **out, char *err, size_t errcap) {
+  return jaeger_lab_start_grpc(out, 0, err, errcap);
+}
+
+int jaeger_lab_start_grpc(jaeger_lab_t **out, unsigned grpc_port, char *err, size_t errcap) {
   if (err && errcap) err[0] = '\0';
   if (!out) return errf(err, errcap, RIPPLE_EINVAL, "jaeger_lab_start: out is NULL");
+  if (grpc_port > 65535) return errf(err, errcap, RIPPLE_EINVAL, "gRPC port %u", grpc_port);
   jaeger_lab_t *j = calloc(1, sizeof *j);
   if (!j) return errf(err, errcap, RIPPLE_ENOMEM, "out of memory");
   j->pid = -1;
+  j->grpc_port = grpc_port;
   int rc = prepare(j, err, errcap);
   if (rc == RIPPLE_OK) rc = jaeger_lab_restart(j, err, errcap);
   if (rc != RIPPLE_OK) {

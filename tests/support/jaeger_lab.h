@@ -36,6 +36,13 @@ typedef struct jaeger_lab jaeger_lab_t;
  *   RIPPLE_ETIMEDOUT  it did not become healthy in 30 s (it is killed)
  * Set RIPPLE_JAEGER_KEEP=1 to keep the temporary directory at stop. */
 int jaeger_lab_start(jaeger_lab_t **out, char *err, size_t errcap);
+/* jaeger_lab_start() with an OTLP gRPC receiver too, on 127.0.0.1:grpc_port
+ * (given, not picked: kube-apiserver of `lab/lab up --apiserver-tracing`
+ * exports there, $RIPPLE_LAB_OTLP_PORT), plaintext as kube-apiserver sends.
+ * Over gRPC, spans arrive when the sender's batch leaves (kube-apiserver's
+ * every 5 s): wait for them with jaeger_lab_wait_spans(). A port in use
+ * fails the start with Jaeger's message (RIPPLE_ESTATE). */
+int jaeger_lab_start_grpc(jaeger_lab_t **out, unsigned grpc_port, char *err, size_t errcap);
 
 /* "http://127.0.0.1:P/v1/traces": where OTLP/HTTP trace exports go. */
 const char *jaeger_lab_otlp_url(const jaeger_lab_t *j);

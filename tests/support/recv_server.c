@@ -20,7 +20,7 @@ struct recv_server {
   pthread_mutex_t mu;
   int status, fail_first, hang;
   atomic_int stopping;
-  size_t requests, invalid, mergelogs, spans;
+  size_t requests, invalid, mergelogs, spans, triggered;
   char auth[256];
 };
 
@@ -37,13 +37,16 @@ static enum MHD_Result reply(struct MHD_Connection *c, int status) {
   return rc;
 }
 
-static size_t count_records(const body_t *b, int *valid) {
+/* The body's records; *triggered: how many of them name a trigger. */
+static size_t count_records(const body_t *b, int *valid, size_t *triggered) {
   json_t *j = json_loadb(b->p ? b->p : "", b->len, 0, NULL);
   *valid = json_is_array(j);
+  *triggered = 0;
   size_t n = json_array_size(j), i;
   json_t *e;
   json_array_foreach(j, i, e) {
     if (!json_is_object(e)) *valid = 0;
+    if (json_array_size(json_object_get(e, "trigger"))) ++*triggered;
   }
   json_decref(j);
   return n;
@@ -78,11 +81,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   if (r->fail_first > 0) r->fail_first--;
   if (status >= 200 && status < 300) {
     int valid;
-    size_t n = count_records(b, &valid);
+    size_t trig, n = count_records(b, &valid, &trig);
     if (!valid) r->invalid++;
-    if (strcmp(url, "/v1/mergelogs") == 0)
+    if (strcmp(url, "/v1/mergelogs") == 0) {
       r->mergelogs += n;
-    else if (strcmp(url, "/v1/spans") == 0)
+      r->triggered += trig;
+    } else if (strcmp(url, "/v1/spans") == 0)
       r->spans += n;
   }
   pthread_mutex_unlock(&r->mu);
@@ -138,6 +142,7 @@ size_t recv_records(recv_server_t *r, const char *path) {
   return get(r, strcmp(path, "/v1/mergelogs") == 0 ? &r->mergelogs : &r->spans);
 }
 size_t recv_requests(recv_server_t *r) { return get(r, &r->requests); }
+size_t recv_triggered(recv_server_t *r) { return get(r, &r->triggered); }
 size_t recv_invalid(recv_server_t *r) { return get(r, &r->invalid); }
 
 void recv_last_auth(recv_server_t *r, char *out, size_t cap) {

@@ -17,7 +17,8 @@ int recv_port(const recv_server_t *r);
 void recv_configure(recv_server_t *r, int status, int fail_first, int hang);
 size_t recv_records(recv_server_t *r, const char *path); /* array elements received */
 size_t recv_requests(recv_server_t *r);
-size_t recv_invalid(recv_server_t *r); /* bodies that were not JSON arrays of objects */
+size_t recv_triggered(recv_server_t *r); /* mergelogs received naming a trigger */
+size_t recv_invalid(recv_server_t *r);   /* bodies that were not JSON arrays of objects */
 /* Copy of the last Authorization header, or "" */
 void recv_last_auth(recv_server_t *r, char *out, size_t cap);
 void recv_stop(recv_server_t *r);

@@ -42,6 +42,9 @@ static void cap_ml(void *ud, const ripple_mergelog_t *ml) {
   if (ml->nsources > CAP_SRC_MAX) fail_msg("capture: too many sources");
   if (ml->nsources) memcpy(m->sources, ml->sources, ml->nsources * sizeof *ml->sources);
   m->nsources = ml->nsources;
+  if (ml->ntrigger > CAP_SRC_MAX) fail_msg("capture: too many trigger entries");
+  if (ml->ntrigger) memcpy(m->trigger, ml->trigger, ml->ntrigger * sizeof *ml->trigger);
+  m->ntrigger = ml->ntrigger;
   m->time_ns = ml->time_ns;
   if (ml->component) snprintf(m->component, sizeof m->component, "%s", ml->component);
   if (ml->object && ml->object->kind) snprintf(m->kind, sizeof m->kind, "%s", ml->object->kind);

@@ -22,6 +22,8 @@ typedef struct cap_mergelog {
   ripple_cpid_t cpid;
   ripple_cpid_t sources[CAP_SRC_MAX];
   size_t nsources;
+  ripple_cpid_t trigger[CAP_SRC_MAX]; /* the sources that caused it (ripple.h) */
+  size_t ntrigger;
   int64_t time_ns;
   char component[64];
   char kind[64], name[64];

@@ -13,6 +13,7 @@
  * never come. A replica forwarding to the decider shows the replicas' token
  * instead of a certificate. And a person's 10000-byte user name: the span
  * is still taken by the real trace server (the webhook cut the string).
+ * And kube-apiserver's own traceparent header, read from the HTTP request.
  */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -158,7 +159,11 @@ static long request(const char *method, const char *path, const char *client, co
     curl_easy_setopt(h, CURLOPT_SSLKEY, path_of(key));
   }
   struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-  if (header) hdrs = curl_slist_append(hdrs, header);
+  /* header may be several lines, "\n"-separated: each one a header. */
+  char lines[512];
+  snprintf(lines, sizeof lines, "%s", header ? header : "");
+  for (char *save = NULL, *l = strtok_r(lines, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+    hdrs = curl_slist_append(hdrs, l);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
   if (data) {
@@ -375,10 +380,78 @@ static void test_long_user_accepted(void **state) {
   whlab_stop(&server);
 }
 
+/* kube-apiserver's own traceparent header (docs/otlp.md, "kube-apiserver's
+ * own traces"), over HTTPS as the API server sends it: a valid, sampled one
+ * reaches the real trace server on the write's span; an upper-case one, two
+ * headers and two values in one are ignored and counted; the CPID is never
+ * the header's trace id. */
+#define AS_TRACE "aac6227b5404bff5db076f6f9484a89d"
+#define AS_SPAN "d10b89f27e22770b"
+static void test_apiserver_traceparent_header(void **state) {
+  (void)state;
+  const char *srv_bin = getenv("RIPPLE_SERVER_BIN");
+  if (!srv_bin) fail_msg("RIPPLE_SERVER_BIN is needed (ctest sets it)");
+  char db[128], trace[64];
+  snprintf(db, sizeof db, "%s/trace-tp.db", dir);
+  snprintf(server.log, sizeof server.log, "%s/server-tp.log", dir);
+  char *sargv[] = {(char *)srv_bin, "--listen", "127.0.0.1:0", "--db", db, NULL};
+  whlab_spawn(&server, sargv);
+  snprintf(trace, sizeof trace, "http://127.0.0.1:%u", server.port);
+  start_webhook(trace, NULL);
+  char *b = review_of("traced", "alice");
+  sbuf_t out;
+  sbuf_init(&out);
+  assert_int_equal(request("POST", "/mutate", "apiserver",
+                           "traceparent: 00-" AS_TRACE "-" AS_SPAN "-01", b, strlen(b), &out),
+                   200);
+  free(b);
+  json_t *ans = json_loadb(out.p, out.len, 0, NULL);
+  sbuf_free(&out);
+  const char *w = json_string_value(
+      json_array_get(json_object_get(json_object_get(ans, "response"), "warnings"), 0));
+  assert_non_null(w);
+  assert_true(!strncmp(w, "ripple: cpid ", 13));
+  char cpid[64];
+  snprintf(cpid, sizeof cpid, "%s", w + 13);
+  json_decref(ans);
+  static const char *const bad[] = {
+      "traceparent: 00-AAC6227B5404BFF5DB076F6F9484A89D-" AS_SPAN "-01",
+      "traceparent: 00-" AS_TRACE "-" AS_SPAN "-01\ntraceparent: 00-" AS_TRACE "-" AS_SPAN "-01",
+      "traceparent: 00-" AS_TRACE "-" AS_SPAN "-01,00-" AS_TRACE "-" AS_SPAN "-01",
+  };
+  for (size_t i = 0; i < 3; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "bad%zu", i);
+    assert_int_equal(post_review("apiserver", bad[i], name, "alice"), 200);
+  }
+  assert_int_equal(metric("ripple_webhook_apiserver_traceparents_total"), 1);
+  assert_int_equal(metric("ripple_webhook_apiserver_traceparents_invalid_total"), 3);
+  assert_int_equal(metric("ripple_webhook_requests_total"), 4);
+  for (int i = 0; i < 300 && metric("ripple_webhook_shipper_sent_total") < 8; i++) usleep(100000);
+  assert_int_equal(metric("ripple_webhook_shipper_sent_total"), 8);
+  char path[160];
+  snprintf(path, sizeof path, "/v1/cpids/%s/spans", cpid);
+  json_t *sp = hc_get_json(trace, path, 200);
+  assert_non_null(sp);
+  json_t *s = json_array_get(json_object_get(sp, "spans"), 0);
+  json_t *attrs = json_object_get(s, "attributes");
+  assert_string_equal(json_string_value(json_object_get(attrs, "apiserverTraceId")), AS_TRACE);
+  assert_string_equal(json_string_value(json_object_get(attrs, "apiserverSpanId")), AS_SPAN);
+  json_t *parent = json_object_get(s, "parent_id");
+  assert_true(!parent || json_is_null(parent));
+  assert_string_not_equal(cpid, "aac6227b-5404-bff5-db07-6f6f9484a89d");
+  json_decref(sp);
+  whlab_stop(&webhook);
+  whlab_stop(&server);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_forged_reviews_refused), cmocka_unit_test(test_forward_with_peer_token),
-      cmocka_unit_test(test_metrics_listen),         cmocka_unit_test(test_bad_options),
+      cmocka_unit_test(test_apiserver_traceparent_header),
+      cmocka_unit_test(test_forged_reviews_refused),
+      cmocka_unit_test(test_forward_with_peer_token),
+      cmocka_unit_test(test_metrics_listen),
+      cmocka_unit_test(test_bad_options),
       cmocka_unit_test(test_long_user_accepted),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

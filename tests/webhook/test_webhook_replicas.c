@@ -371,6 +371,60 @@ static void test_stale_target(void **state) {
   assert_true(span_is(last_span(f), P_CPID));
 }
 
+/* The first scale after a `helm upgrade` of the webhook (issue 29's bug):
+ * the guard kept the webhook off while the ReplicaSet was scaled twice
+ * (generation 12, its context stamped 10), then a person's scale is held
+ * here. The Deployment controller's update of that stale ReplicaSet follows
+ * from the held change, known current by its generation: it descends from
+ * it (the ReplicaSet's older context merged as what it was before), not a
+ * root marked causeUnknown; and the stamp becomes current. The same stale
+ * ReplicaSet's update with no known owner change, and its status write,
+ * stay marked. */
+#define RS_STALE(replicas)                                                                         \
+  "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-1\","          \
+  "\"namespace\":\"d\",\"uid\":\"rs-uid\",\"generation\":12,\"ownerReferences\":[{\"apiVersion\":" \
+  "\"apps/"                                                                                        \
+  "v1\",\"kind\":\"Deployment\",\"name\":\"web\",\"uid\":\"dep-uid\",\"controller\":true}],"       \
+  "\"annotations\":{\"cpid.ripple.dev/replicaset\":\"1;" S_CPID                                    \
+  "\",\"cpid.ripple.dev/replicaset.generation\":\"10\"}},\"spec\":{\"replicas\":" replicas "}}"
+static void test_stale_target_owner_held(void **state) {
+  fx_t *f = *state;
+  /* Without a known change of its owner (the Deployment's annotation names
+   * its creation; generation 3): cause unknown, as before. */
+  add_deployment(f, 3);
+  admit(f, "UPDATE", DC, "ReplicaSet", "replicasets", "", "d", "web-1", RS_STALE("3"),
+        RS_STALE("2"));
+  assert_string_equal(attr(last_span(f), "causeUnknown"), "true");
+  /* A person's scale, held here, about the Deployment's generation 4. */
+  world_set(&f->world, 0, DEP_AT("3", "10"));
+  const char *was =
+      "{\"kind\":\"Scale\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+      "\"uid\":\"dep-uid\",\"resourceVersion\":\"10\"},\"spec\":{\"replicas\":2}}";
+  const char *now =
+      "{\"kind\":\"Scale\",\"metadata\":{\"name\":\"web\",\"namespace\":\"d\","
+      "\"uid\":\"dep-uid\",\"resourceVersion\":\"10\"},\"spec\":{\"replicas\":3}}";
+  admit(f, "UPDATE", "kubernetes-admin", "Scale", "deployments", "scale", "d", "web", now, was);
+  ripple_cpid_t person = last_span(f)->cpid;
+  world_set(&f->world, 0, DEP_AT("4", "11"));
+  size_t nml = f->cap->nml;
+  admit(f, "UPDATE", DC, "ReplicaSet", "replicasets", "", "d", "web-1", RS_STALE("3"),
+        RS_STALE("2"));
+  const cap_span_t *s = last_span(f);
+  assert_null(attr(s, "causeUnknown"));
+  assert_true(f->cap->nml == nml + 1);
+  const cap_mergelog_t *ml = &f->cap->ml[f->cap->nml - 1];
+  ripple_cpid_t older;
+  assert_int_equal(ripple_cpid_parse(S_CPID, strlen(S_CPID), &older), RIPPLE_OK);
+  assert_true(ripple_cpid_equal(&ml->cpid, &s->cpid));
+  assert_true(mergelog_has_source(ml, &person));
+  assert_true(mergelog_has_source(ml, &older));
+  assert_true(has_stamp(f, "replicaset", "13"));
+  /* Its status write reports on the scales nobody answered: still marked. */
+  admit(f, "UPDATE", RSC, "ReplicaSet", "replicasets", "status", "d", "web-1", RS_STALE("2"),
+        RS_STALE("2"));
+  assert_string_equal(attr(last_span(f), "causeUnknown"), "true");
+}
+
 /* The hole the hung-replica lab test found: this engine created the
  * ReplicaSet moments ago (its recent memory has the create's context), then
  * the ReplicaSet's scale went to a replica that never answered and was let
@@ -428,6 +482,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stamp_on_update, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_owner, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_target, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stale_target_owner_held, setup, teardown),
       cmocka_unit_test_setup_teardown(test_recent_memory_behind, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

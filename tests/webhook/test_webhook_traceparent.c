@@ -5,6 +5,8 @@
  * a person's root, malformed values, the metrics, and nothing at all with
  * the flag off. Patches are applied to the object here (JSON Patch "add",
  * in order, as the API server applies them) and the result is read back.
+ * kube-apiserver's own traceparent header, another thing, is tested in
+ * test_webhook_apiserver_tp.c.
  */
 #include <stdio.h>
 #include <stdlib.h>

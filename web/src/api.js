@@ -65,9 +65,13 @@ function sessionStore(storage) {
   return { getItem: (k) => m.get(k) ?? null, setItem: (k, v) => m.set(k, v), removeItem: (k) => m.delete(k) };
 }
 
-/* The path of a whole trace in one answer (docs/api.md), what boot.js asks for first. */
-export function prefetchPath(cpid) {
-  return `/v1/cpids/${normalizeCpid(cpid)}/trace`;
+/*
+ * The path of a whole trace in one answer (docs/api.md), what boot.js asks for first: the
+ * change's own cascade (the server's default), or with scope 'reachable' everything
+ * reachable from it.
+ */
+export function prefetchPath(cpid, scope = 'own') {
+  return `/v1/cpids/${normalizeCpid(cpid)}/trace${scope === 'reachable' ? '?scope=reachable' : ''}`;
 }
 
 /*
@@ -80,6 +84,11 @@ export function takePrefetch(path, token, holder = globalThis) {
   if (!boot || boot.path !== path || boot.token !== token) return null;
   holder.rippleBoot = null;
   return boot.response;
+}
+
+/* Own is every trace answer's default but /related's: asked for as such only when not. */
+function scopeQuery(scope) {
+  return scope === 'reachable' ? '?scope=reachable' : '';
 }
 
 function query(params) {
@@ -139,7 +148,7 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
   async function cpidQuery(cpid, what, signal) {
     const id = checkCpid(cpid);
     try {
-      return await getJson(`/v1/cpids/${id}/${what}`, { signal, endpoint: `/v1/cpids/{cpid}/${what}` });
+      return await getJson(`/v1/cpids/${id}/${what}`, { signal, endpoint: `/v1/cpids/{cpid}/${what.split('?')[0]}` });
     } catch (e) {
       if (e.status === 404) throw unknownCpid(id);
       if (e.status === 400) throw new ApiError('malformed', notCpidMessage(cpid), 400);
@@ -157,10 +166,11 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
    * `delta` says which it is. A server older than /trace gets the three requests it
    * knows, and always answers in full (next null).
    */
-  async function trace(cpid, { signal, after } = {}) {
+  async function trace(cpid, { signal, after, scope = 'own' } = {}) {
     const id = checkCpid(cpid);
     if (!noTraceEndpoint) {
-      const path = prefetchPath(id) + (after ? `?after=${encodeURIComponent(after)}` : '');
+      const base = prefetchPath(id, scope);
+      const path = base + (after ? `${base.includes('?') ? '&' : '?'}after=${encodeURIComponent(after)}` : '');
       try {
         const t = await getJson(path, { signal, endpoint: '/v1/cpids/{cpid}/trace' });
         return { cpid: id, related: t.related ?? [], mergelogs: t.mergelogs ?? [], spans: t.spans ?? [],
@@ -169,12 +179,12 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
         /* An unknown CPID is a 404 about the cpid; an older server's is about the path. */
         if (e.status === 404 && e.field !== 'cpid') noTraceEndpoint = true;
         else if (e.status === 404) throw unknownCpid(id);
-        else if (e.status === 400 && e.field === 'after') return trace(id, { signal });
+        else if (e.status === 400 && e.field === 'after') return trace(id, { signal, scope });
         else if (e.status === 400) throw new ApiError('malformed', notCpidMessage(cpid), 400);
         else throw e;
       }
     }
-    const [rel, mls, sps] = await Promise.all(['related', 'mergelogs', 'spans'].map((w) => cpidQuery(id, w, signal)));
+    const [rel, mls, sps] = await Promise.all(['related', 'mergelogs', 'spans'].map((w) => cpidQuery(id, w + scopeQuery(scope), signal)));
     return { cpid: id, related: rel.related ?? [], mergelogs: mls.mergelogs ?? [], spans: sps.spans ?? [],
       truncated: !!(rel.truncated || mls.truncated || sps.truncated), next: null, delta: false };
   }
@@ -183,10 +193,11 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
    * A part of a trace that an older server does not have (details, stalls): its answer,
    * or null for a 404 (the trace itself answered, so the endpoint is what is missing).
    */
-  async function optional(cpid, what, signal) {
+  async function optional(cpid, what, signal, scope) {
     const id = checkCpid(cpid);
+    const q = scopeQuery(scope);
     try {
-      return await getJson(`/v1/cpids/${id}/${what}`, { signal, endpoint: `/v1/cpids/{cpid}/${what}` });
+      return await getJson(`/v1/cpids/${id}/${what}${q}`, { signal, endpoint: `/v1/cpids/{cpid}/${what}` });
     } catch (e) {
       if (e.status === 404) return null;
       throw e;
@@ -194,18 +205,19 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
   }
 
   /*
-   * What a trace's page shows beside its spans: {details, stalls, error, failed}.
+   * What a trace's page shows beside its spans: {details, stalls, error, failed}, of the
+   * trace's scope ('own' or 'reachable').
    * details and stalls are the answers, or null when the server has not got them (older)
    * or failed: then failed names which ('details', 'stalls') and error says why (the
    * trace stands without them). Rejects only when aborted.
    */
-  async function extras(cpid, { signal } = {}) {
+  async function extras(cpid, { signal, scope = 'own' } = {}) {
     const id = checkCpid(cpid);
     const settle = (p) => p.then((v) => ({ v }), (e) => {
       if (e?.name === 'AbortError') throw e;
       return { v: null, e };
     });
-    const [d, st] = await Promise.all([settle(optional(id, 'details', signal)), settle(optional(id, 'stalls', signal))]);
+    const [d, st] = await Promise.all([settle(optional(id, 'details', signal, scope)), settle(optional(id, 'stalls', signal, scope))]);
     const failed = [d.e ? 'details' : null, st.e ? 'stalls' : null].filter(Boolean);
     return { details: d.v, stalls: st.v, error: d.e ?? st.e ?? null, failed };
   }

@@ -8,7 +8,7 @@
  */
 import { apiBase, prefetchPath, TOKEN_KEY } from './api.js';
 import { isCpid } from './cpid.js';
-import { parseRoute } from './route.js';
+import { parseRoute, scopeOf } from './route.js';
 
 function readToken() {
   try {
@@ -21,7 +21,7 @@ function readToken() {
 const route = parseRoute(window.location.hash);
 if (route.view === 'trace' && isCpid(route.cpid)) {
   const base = apiBase(window.location.search);
-  const path = prefetchPath(route.cpid);
+  const path = prefetchPath(route.cpid, scopeOf(route));
   const token = readToken();
   const headers = { Accept: 'application/json' };
   if (token) headers['X-Ripple-Token'] = token;

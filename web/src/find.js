@@ -5,18 +5,20 @@
  * changes. The query lives in the URL (#/find?...), so every result is a link.
  * Above them, "Stalled now": every write waiting for its usual next hop (/v1/stalls),
  * each a link to its trace; nothing when the server has no stall detector.
+ * Each change's counts and duration are of its own cascade; the toggle (scope=reachable
+ * in the URL) lists them for everything reachable, and its links open that scope.
  */
 import { h, markLoading, markReady } from './dom.js';
 import { checkCpid } from './api.js';
 import { isCpid } from './cpid.js';
 import { failView } from './errors.js';
-import { formatRoute, traceHref } from './route.js';
+import { formatRoute, scopeOf, traceHref } from './route.js';
 import { formatClock, formatDuration, parseTime } from './time.js';
 import { objectLabel } from './model.js';
 import { shortCpid } from './cpid.js';
 import { stallList, stalledNowRows } from './stalls.js';
 
-const FIELDS = ['cpid', 'kind', 'namespace', 'name', 'component', 'since', 'until'];
+const FIELDS = ['cpid', 'kind', 'namespace', 'name', 'component', 'since', 'until', 'scope'];
 const PAGE = 50;
 /* Stalled writes listed before "Show all" (the latest changes stay in view). */
 const STALLS_SHOWN = 10;
@@ -26,7 +28,7 @@ export function mountFind(app, route, ctx) {
   const abort = new AbortController();
   const p = route.params;
   if (p.cpid && isCpid(p.cpid)) {
-    window.location.replace(traceHref(checkCpid(p.cpid)));
+    window.location.replace(traceHref(checkCpid(p.cpid), 'waterfall', { scope: p.scope }));
     return { key: 'redirect', destroy() {} };
   }
   markLoading();
@@ -157,12 +159,14 @@ async function objectsBlock(p, ctx, signal) {
 }
 
 async function rootsBlock(p, ctx, signal) {
-  const query = { limit: PAGE, since: p.since, until: p.until, component: p.component, namespace: p.namespace, kind: p.kind, name: p.name };
+  const scope = scopeOf({ params: p });
+  const query = { limit: PAGE, since: p.since, until: p.until, component: p.component, namespace: p.namespace, kind: p.kind, name: p.name,
+    scope: scope === 'own' ? undefined : scope };
   const filtered = ['since', 'until', 'component', 'namespace', 'kind', 'name'].some((k) => p[k]);
   const body = h('tbody', {});
   const more = h('div', { class: 'more' });
   const section = h('section', { class: 'card', 'aria-labelledby': 'roots-title' },
-    h('h2', { id: 'roots-title' }, filtered ? 'Changes matching' : 'Latest changes'),
+    h('div', { class: 'card-head' }, h('h2', { id: 'roots-title' }, filtered ? 'Changes matching' : 'Latest changes'), findScopeToggle(p, scope)),
     h('table', { class: 'list roots', id: 'roots' },
       h('thead', {}, h('tr', {}, ['Time (UTC)', 'Who', 'Object', 'Cascade', 'Duration', 'CPID'].map((t, i) =>
         h('th', { scope: 'col', class: i === 3 || i === 4 ? 'num' : null }, t)))),
@@ -185,7 +189,7 @@ function addRoots(body, more, ans, query, ctx, signal) {
   if (roots.length === 0 && body.children.length === 0) {
     body.append(h('tr', {}, h('td', { colspan: '6', class: 'empty' }, 'No changes found.')));
   }
-  body.append(...roots.map(rootRow));
+  body.append(...roots.map((r) => rootRow(r, query)));
   more.replaceChildren();
   if (ans.next) {
     more.append(h('button', { type: 'button', class: 'button', onclick: async () => {
@@ -199,13 +203,25 @@ function addRoots(body, more, ans, query, ctx, signal) {
   }
 }
 
-function rootRow(r) {
+/* Own cascade / everything reachable, for every change listed: the same query, the
+ * other scope. */
+function findScopeToggle(p, scope) {
+  const seg = (s, label, title) => h('a', {
+    href: formatRoute({ view: 'find', params: { ...p, scope: s === 'own' ? undefined : s } }),
+    class: s === scope ? 'seg active' : 'seg', 'aria-current': s === scope ? 'true' : null, title, dataset: { scope: s } }, label);
+  return h('div', { class: 'segmented scope-toggle', id: 'scope-toggle', role: 'group', 'aria-label': 'Which cascade' },
+    h('span', { class: 'seg-label' }, 'Cascade:'),
+    seg('own', 'Own', 'what each change caused (the writes it triggered)'),
+    seg('reachable', 'Everything reachable', 'every CPID reachable in the merge graph, later changes that carried it along included'));
+}
+
+function rootRow(r, query) {
   const ob = r.object ?? {};
   const sum = r.summary ?? {};
   const t = parseTime(r.time);
   const end = sum.end ? parseTime(sum.end) : NaN;
-  const href = traceHref(r.cpid);
-  return h('tr', { dataset: { cpid: r.cpid } },
+  const href = traceHref(r.cpid, 'waterfall', { scope: query.scope });
+  return h('tr', { dataset: { cpid: r.cpid, scope: sum.scope ?? 'reachable' } },
     h('td', {}, h('a', { href }, formatClock(t))),
     h('td', {}, r.component || h('span', { class: 'muted' }, 'unknown')),
     h('td', {}, ob.kind ? objectLabel(ob.kind, ob.namespace ?? '', ob.name ?? '') : h('span', { class: 'muted' }, '–')),

@@ -5,7 +5,7 @@
  */
 import './style.css';
 import { createApi, apiBase } from './api.js';
-import { parseRoute } from './route.js';
+import { parseRoute, scopeOf } from './route.js';
 import { h, showError } from './dom.js';
 import { mountFind } from './find.js';
 import { mountTrace } from './trace.js';
@@ -15,7 +15,8 @@ const app = document.getElementById('app');
 let current = null;
 
 function viewKey(route) {
-  if (route.view === 'trace') return `trace:${route.cpid}`;
+  /* Another scope is another trace: fetched anew. */
+  if (route.view === 'trace') return `trace:${route.cpid}:${scopeOf(route)}`;
   if (route.view === 'find') return `find:${JSON.stringify(route.params)}`;
   return `other:${route.path}`;
 }

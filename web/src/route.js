@@ -9,6 +9,10 @@
  *   #/trace/<cpid>/hops
  *   #/trace/<cpid>/graph[?select=<cpid>]
  *   #/trace/<cpid>/events
+ *
+ * Find and every trace tab take `scope=reachable`: everything reachable from the change
+ * (the CPID paper's related set) instead of its own cascade, the default (docs/api.md,
+ * "Own cascade and everything reachable"; docs/dashboard.md).
  */
 
 const TABS = new Set(['waterfall', 'hops', 'graph', 'events']);
@@ -69,6 +73,11 @@ function formatParams(params) {
     if (v !== undefined && v !== null && v !== '') sp.set(k, String(v));
   }
   return sp.toString();
+}
+
+/* The cascade a route asks for: 'reachable' or 'own' (the default). */
+export function scopeOf(route) {
+  return route?.params?.scope === 'reachable' ? 'reachable' : 'own';
 }
 
 /* A link to a trace tab of a CPID, with optional parameters. */

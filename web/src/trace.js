@@ -8,6 +8,10 @@
  * them when they come (a server older than them answers 404: nothing of them is shown).
  * Live updates fetch all of it together: of the trace only what was stored since the last
  * answer (its cursor), added to what the page has.
+ *
+ * The trace is the change's own cascade unless the URL says scope=reachable (everything
+ * reachable from it); a toggle in the header switches, in the URL, so the link keeps it.
+ * Another scope is another page (main.js mounts it anew).
  */
 import { h, markLoading, markReady, replaceHash } from './dom.js';
 import { checkCpid } from './api.js';
@@ -24,7 +28,7 @@ import { indexDetails, detailsSignature, eventsTabCount } from './details.js';
 import { stallList, stallsBySpan, stallBanner, stallsSignature } from './stalls.js';
 import { createEventsView } from './details-view.js';
 import { renderStallBanner } from './stall-view.js';
-import { formatRoute, traceHref, withParams } from './route.js';
+import { formatRoute, scopeOf, traceHref, withParams } from './route.js';
 import { formatDuration, formatClock, parseTime } from './time.js';
 import { shortCpid } from './cpid.js';
 
@@ -39,14 +43,15 @@ function liveSignature(data) {
 export function mountTrace(app, route, ctx) {
   const st = { route, data: null, model: null, sub: null, subKey: '', dom: null, poller: null,
     extras: null, details: null, stalls: [], stallsBySpan: new Map(), fights: new Map(),
-    collapsed: { object: new Set(), component: new Set() }, abort: new AbortController() };
+    collapsed: { object: new Set(), component: new Set() }, abort: new AbortController(), scope: scopeOf(route) };
+  const scope = st.scope;
 
   async function load() {
     markLoading();
     app.replaceChildren(h('p', { class: 'loading' }, `Loading the trace of ${route.cpid}…`));
     try {
       const cpid = checkCpid(route.cpid);
-      st.data = await ctx.api.trace(cpid, { signal: st.abort.signal });
+      st.data = await ctx.api.trace(cpid, { signal: st.abort.signal, scope });
     } catch (e) {
       if (!st.abort.signal.aborted) failView(app, e, { api: ctx.api, retry: ctx.retry });
       return;
@@ -61,7 +66,7 @@ export function mountTrace(app, route, ctx) {
     /* Asked once the trace is drawn, not with it: asked with it, the details query (the
      * heavier one) slows the trace's own answers, and their arrival the first render of
      * a large trace (by a sixth at 10,000 spans). */
-    const x = await ctx.api.extras(st.data.cpid, { signal: st.abort.signal })
+    const x = await ctx.api.extras(st.data.cpid, { signal: st.abort.signal, scope })
       .catch((e) => (e?.name === 'AbortError' ? null : { details: null, stalls: null, error: e, failed: ['details', 'stalls'] }));
     /* A live update may have brought newer ones already. */
     if (x && !st.abort.signal.aborted && !st.extras) applyExtras(x);
@@ -81,6 +86,8 @@ export function mountTrace(app, route, ctx) {
     const group = groupOf(st.route);
     const subKey = `${tab}:${group}`;
     markTabs(st);
+    /* The toggle leads to this tab in the other scope. */
+    st.dom.scopeBox.replaceChildren(scopeToggle(st));
     if (subKey !== st.subKey) {
       st.sub?.destroy();
       st.subKey = subKey;
@@ -186,7 +193,7 @@ export function mountTrace(app, route, ctx) {
   function startLive() {
     st.poller = createPoller({
       load: async () => {
-        const [data, extras] = await Promise.all([loadNewer(), ctx.api.extras(st.data.cpid, { signal: st.abort.signal })]);
+        const [data, extras] = await Promise.all([loadNewer(), ctx.api.extras(st.data.cpid, { signal: st.abort.signal, scope })]);
         return { ...data, extras };
       },
       signature: liveSignature,
@@ -210,9 +217,9 @@ export function mountTrace(app, route, ctx) {
   async function loadNewer() {
     const prev = st.data;
     const signal = st.abort.signal;
-    if (!prev.next) return ctx.api.trace(prev.cpid, { signal });
-    const d = await ctx.api.trace(prev.cpid, { signal, after: prev.next });
-    return d.delta ? (mergeTrace(prev, d) ?? ctx.api.trace(prev.cpid, { signal })) : d;
+    if (!prev.next) return ctx.api.trace(prev.cpid, { signal, scope });
+    const d = await ctx.api.trace(prev.cpid, { signal, after: prev.next, scope });
+    return d.delta ? (mergeTrace(prev, d) ?? ctx.api.trace(prev.cpid, { signal, scope })) : d;
   }
 
   function applyData(data) {
@@ -238,7 +245,7 @@ export function mountTrace(app, route, ctx) {
   load();
 
   return {
-    key: `trace:${route.cpid}`,
+    key: `trace:${route.cpid}:${scope}`,
     update(next) {
       st.route = next;
       if (st.model) renderTab();
@@ -269,13 +276,33 @@ function pageDom(st) {
   const truncated = st.data.truncated
     ? h('p', { class: 'notice', role: 'status' }, 'ripple-server cut this trace short (its query limit): some CPIDs and spans are missing.')
     : null;
-  const root = h('section', { class: 'trace', 'aria-label': 'Trace' }, head, origins, truncated, banner,
-    h('div', { class: 'tabbar' }, tabs, live), body);
-  return { root, head, tabs, live, body, origins, banner, eventsCount };
+  const scopeBox = h('div', { class: 'scope-box' });
+  const root = h('section', { class: 'trace', 'aria-label': 'Trace', dataset: { scope: st.scope } }, head,
+    scopeBox, origins, truncated, banner, h('div', { class: 'tabbar' }, tabs, live), body);
+  return { root, head, tabs, live, body, origins, banner, eventsCount, scopeBox };
+}
+
+/* Own cascade / everything reachable: links to the same tab in the other scope. */
+function scopeToggle(st) {
+  const { tab } = st.route;
+  const keep = tab === 'waterfall' ? { group: st.route.params.group } : {};
+  const seg = (scope, label, title) => h('a', {
+    href: traceHref(st.data.cpid, tab, { ...keep, scope: scope === 'own' ? undefined : scope }),
+    class: scope === st.scope ? 'seg active' : 'seg', 'aria-current': scope === st.scope ? 'true' : null,
+    title, dataset: { scope } }, label);
+  return h('div', { class: 'segmented scope-toggle', id: 'scope-toggle', role: 'group', 'aria-label': 'Which cascade' },
+    h('span', { class: 'seg-label' }, 'Cascade:'),
+    seg('own', 'Own', 'what this change caused (the writes it triggered)'),
+    seg('reachable', 'Everything reachable', 'every CPID reachable in the merge graph, later changes that carried this one along included'));
+}
+
+/* The scope as a link parameter: absent for own, the default. */
+function scopeParam(st) {
+  return st.scope === 'own' ? undefined : st.scope;
 }
 
 function tabLink(st, tab, label) {
-  const params = tab === 'waterfall' ? { group: st.route.params.group } : {};
+  const params = tab === 'waterfall' ? { group: st.route.params.group, scope: scopeParam(st) } : { scope: scopeParam(st) };
   return h('a', { href: traceHref(st.data.cpid, tab, params), class: 'tab', dataset: { tab } }, label);
 }
 
@@ -317,7 +344,7 @@ function stat(label, id, value) {
 }
 
 function toolbar(st, group) {
-  const seg = (g, label) => h('a', { href: traceHref(st.data.cpid, 'waterfall', { group: g === 'object' ? undefined : g, span: st.route.params.span }),
+  const seg = (g, label) => h('a', { href: traceHref(st.data.cpid, 'waterfall', { group: g === 'object' ? undefined : g, span: st.route.params.span, scope: scopeParam(st) }),
     class: g === group ? 'seg active' : 'seg', 'aria-current': g === group ? 'true' : null, dataset: { group: g } }, label);
   const counts = new Map();
   for (const sp of st.model.spans) counts.set(sp.service, (counts.get(sp.service) ?? 0) + 1);

@@ -14,6 +14,14 @@
   "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; " \
   "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
+/* The security headers of every answer about the dashboard's files, as
+ * name, value pairs for httpd_send_headers (ripplex/httpd.h): its CSP, no
+ * sniffing, no framing, no referrer, and no use by another origin. */
+#define WEBFILE_SECURITY_HEADERS                                                                  \
+  "Content-Security-Policy", WEBFILE_CSP, "X-Content-Type-Options", "nosniff", "X-Frame-Options", \
+      "DENY", "Referrer-Policy", "no-referrer", "Cross-Origin-Resource-Policy", "same-origin",    \
+      "Cross-Origin-Opener-Policy", "same-origin"
+
 /* The Content-Type of a file by its name's extension (after the last '/'),
  * application/octet-stream for any other. */
 const char *webfile_type(const char *name);

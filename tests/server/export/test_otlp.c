@@ -171,6 +171,62 @@ static void test_encode_mergelogs_and_spans(void **state) {
   ripple__otlp__export_trace_service_request__free_unpacked(r, NULL);
 }
 
+/* A write's span that names kube-apiserver's span of its webhook call
+ * (apiserverTraceId, apiserverSpanId: webhook/emit.c) gets one link to it,
+ * marked remote; a span whose ids are malformed or zero (a writer may send
+ * anything) gets none, and its attributes are exported as they are. */
+static void test_encode_apiserver_link(void **state) {
+  (void)state;
+#define AS_SPAN(id, t, s)                                                              \
+  "{\"cpid\":\"" C1 "\",\"span_id\":\"" id                                             \
+  "\",\"service\":\"kubectl\",\"name\":\"create "                                      \
+  "deployments\",\"start\":\"2026-11-24T10:00:00Z\",\"end\":\"2026-11-24T10:00:01Z\"," \
+  "\"attributes\":{\"apiserverTraceId\":\"" t "\",\"apiserverSpanId\":\"" s "\"}}"
+  const char *sp[] = {
+      AS_SPAN("00000000000000b1", "aac6227b5404bff5db076f6f9484a89d", "d10b89f27e22770b"),
+      AS_SPAN("00000000000000b2", "AAC6227B5404BFF5DB076F6F9484A89D", "d10b89f27e22770b"),
+      AS_SPAN("00000000000000b3", "00000000000000000000000000000000", "d10b89f27e22770b"),
+      AS_SPAN("00000000000000b4", "aac6227b5404bff5db076f6f9484a89d", "0000000000000000"),
+      AS_SPAN("00000000000000b5", "aac6227b5404bff5db076f6f9484a89", "d10b89f27e22770b"),
+      AS_SPAN("00000000000000b6", "aac6227b5404bff5db076f6f9484a89d", "d10b89f27e22770bb"),
+      AS_SPAN("00000000000000b7", "aac6227b5404bff5db076f6f9484a89d", "d10b89f27e2277-b"),
+      "{\"cpid\":\"" C1
+      "\",\"span_id\":\"00000000000000b8\",\"service\":\"kubectl\","
+      "\"name\":\"x\",\"attributes\":{\"apiserverTraceId\":\"aac6227b5404bff5db076f6f9484a89d\"}}",
+  };
+#undef AS_SPAN
+  Ripple__Otlp__ExportTraceServiceRequest *r = encode(NULL, 0, sp, 8);
+  static const uint8_t trace[16] = {0xaa, 0xc6, 0x22, 0x7b, 0x54, 0x04, 0xbf, 0xf5,
+                                    0xdb, 0x07, 0x6f, 0x6f, 0x94, 0x84, 0xa8, 0x9d};
+  static const uint8_t span[8] = {0xd1, 0x0b, 0x89, 0xf2, 0x7e, 0x22, 0x77, 0x0b};
+  uint8_t id[8] = {0, 0, 0, 0, 0, 0, 0, 0xb1};
+  const char *svc = NULL;
+  const Ripple__Otlp__Span *s = find(r, id, &svc);
+  assert_non_null(s);
+  assert_int_equal(s->n_links, 1);
+  assert_int_equal(s->links[0]->trace_id.len, 16);
+  assert_memory_equal(s->links[0]->trace_id.data, trace, 16);
+  assert_int_equal(s->links[0]->span_id.len, 8);
+  assert_memory_equal(s->links[0]->span_id.data, span, 8);
+  assert_int_equal(s->links[0]->flags, 0x300);
+  assert_string_equal(attr(s->links[0]->attributes, s->links[0]->n_attributes, "ripple.link"),
+                      "apiserver_request");
+  /* The link is beside the span's place, not instead of it. */
+  ripple_cpid_t c1 = cpid(C1);
+  uint8_t root[8];
+  cpid_root_span(&c1, root);
+  assert_memory_equal(s->trace_id.data, c1.b, 16);
+  assert_memory_equal(s->parent_span_id.data, root, 8);
+  assert_string_equal(attr(s->attributes, s->n_attributes, "apiserverSpanId"), "d10b89f27e22770b");
+  for (uint8_t k = 0xb2; k <= 0xb8; k++) {
+    id[7] = k;
+    s = find(r, id, &svc);
+    assert_non_null(s);
+    if (s->n_links != 0) fail_msg("span %02x has a link", k);
+  }
+  ripple__otlp__export_trace_service_request__free_unpacked(r, NULL);
+}
+
 static void test_encode_refuses_garbage(void **state) {
   (void)state;
   otlp_batch_t *b;
@@ -629,6 +685,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_root_span_id),
       cmocka_unit_test(test_encode_mergelogs_and_spans),
+      cmocka_unit_test(test_encode_apiserver_link),
       cmocka_unit_test(test_encode_refuses_garbage),
       cmocka_unit_test(test_receive_protobuf),
       cmocka_unit_test(test_receive_limits),

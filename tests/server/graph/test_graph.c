@@ -38,7 +38,7 @@ static int add_ml(graph_t *g, uint64_t k, int64_t t, const uint64_t *src, size_t
   ripple_cpid_t c = C(k), s[16];
   assert_true(n <= 16);
   for (size_t i = 0; i < n; i++) s[i] = C(src[i]);
-  return graph_add_mergelog(g, &c, s, n, t, SEQ(k));
+  return graph_add_mergelog(g, &c, s, n, NULL, t, SEQ(k));
 }
 
 /* ML(g, k, t, sources...) adds k's mergelog; ROOT(g, k, t) one without sources. */
@@ -464,7 +464,7 @@ static void memory_per_vertex(void **state) {
     assert_int_equal(graph_new(&g), RIPPLE_OK);
     for (uint64_t i = 1; i < BIG; i++) {
       ripple_cpid_t c = C(i), s = C(fan ? 0 : i - 1);
-      assert_int_equal(graph_add_mergelog(g, &c, &s, 1, (int64_t)i, i), 1);
+      assert_int_equal(graph_add_mergelog(g, &c, &s, 1, NULL, (int64_t)i, i), 1);
     }
     assert_int_equal(graph_vertices(g), BIG);
     assert_int_equal(graph_edges(g), BIG - 1);
@@ -477,7 +477,7 @@ static void memory_per_vertex(void **state) {
     /* Freed slots are reused: re-adding costs no more memory. */
     for (uint64_t i = 1; i < BIG; i++) {
       ripple_cpid_t c = C(i + BIG), s = C(fan ? BIG : i + BIG - 1);
-      assert_int_equal(graph_add_mergelog(g, &c, &s, 1, (int64_t)i, i), 1);
+      assert_int_equal(graph_add_mergelog(g, &c, &s, 1, NULL, (int64_t)i, i), 1);
     }
     assert_int_equal(graph_vertices(g), BIG);
     assert_true(graph_memory(g) <= mem);
@@ -514,12 +514,12 @@ static void oom_keeps_edges_whole(void **state) {
    * last, and its in-slot needs a new chunk. */
   for (uint64_t i = 1; i <= 32767; i++) {
     ripple_cpid_t c = C(i), s = C(i - 1);
-    assert_int_equal(graph_add_mergelog(g, &c, &s, 1, (int64_t)i, i), 1);
+    assert_int_equal(graph_add_mergelog(g, &c, &s, 1, NULL, (int64_t)i, i), 1);
   }
   ripple_cpid_t v = C(50000), s = C(50001);
   assert_int_equal(graph_add_span(g, &s, -1, -1, 1), RIPPLE_OK); /* s: the oldest vertex */
   refuse_alloc = 1;
-  int rc = graph_add_mergelog(g, &v, &s, 1, 100000, 1);
+  int rc = graph_add_mergelog(g, &v, &s, 1, NULL, 100000, 1);
   refuse_alloc = 0;
   assert_int_equal(rc, RIPPLE_ENOMEM);
   assert_true(refused_allocs > 0);

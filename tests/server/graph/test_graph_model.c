@@ -5,7 +5,9 @@
  * written as plainly as possible. Seeded random histories of mergelogs (with
  * repeated and self sources), spans, and expiries by size and age are applied
  * to both; after every step every answer must agree: which vertices exist,
- * their rows, related (breadth-first, limits), origins with shortest paths,
+ * their rows, related (breadth-first, limits) and a change's own cascade
+ * (trigger edges only: mergelogs with random trigger flags or none, the
+ * first place of a repeated source deciding), origins with shortest paths,
  * and exactly what each expiry reports gone. Removed slots come back with old
  * and new CPIDs, so freed vertex slots and index entries are reused. A second
  * test churns the CPID index at high load to exercise its deletion.
@@ -111,7 +113,8 @@ typedef struct model {
   uint64_t mlseq[RN], spans[RN][RSPANS];
   uint32_t gen[RN];
   uint8_t adj[RN][RN];
-  uint64_t seed, rs; /* the seed to print; the random state */
+  uint8_t trig[RN][RN]; /* adj[j][i] is a trigger edge (valid where adj is) */
+  uint64_t seed, rs;    /* the seed to print; the random state */
   int step;
 } model_t;
 
@@ -149,7 +152,8 @@ static void mtouch(model_t *m, int i, int64_t t) {
   m->time[i] = t;
 }
 
-static int madd_ml(model_t *m, int i, const int *src, int n, int64_t t, uint64_t seq) {
+static int madd_ml(model_t *m, int i, const int *src, int n, const uint8_t *tf, int64_t t,
+                   uint64_t seq) {
   if (m->present[i] && m->hasml[i]) return 0;
   mtouch(m, i, t);
   m->time[i] = t;
@@ -158,6 +162,9 @@ static int madd_ml(model_t *m, int i, const int *src, int n, int64_t t, uint64_t
   for (int k = 0; k < n; k++) {
     if (src[k] == i) continue;
     mtouch(m, src[k], t);
+    /* Edges into i come from its one mergelog: the first place of a source
+     * makes the edge, and its flag. */
+    if (!m->adj[src[k]][i]) m->trig[src[k]][i] = !tf || tf[k];
     m->adj[src[k]][i] = 1;
   }
   return 1;
@@ -266,29 +273,36 @@ static void mcheck_expire(model_t *m, graph_t *g, size_t max, int64_t min_time) 
   MCHECK(m, !memcmp(spans, got.span, nspans * sizeof *spans));
 }
 
-/* Forward (dir 1) or backward distances from i; -1 where unreachable. */
-static void mdist(const model_t *m, int i, int dir, int *dist) {
+/* Forward (dir 1) or backward distances from i, along every edge or (own)
+ * trigger edges only; -1 where unreachable. */
+static void mdist_own(const model_t *m, int i, int dir, int own, int *dist) {
   int q[RN], n = 0;
   for (int j = 0; j < RN; j++) dist[j] = -1;
   dist[i] = 0;
   q[n++] = i;
   for (int h = 0; h < n; h++)
     for (int j = 0; j < RN; j++)
-      if (dist[j] < 0 && (dir ? m->adj[q[h]][j] : m->adj[j][q[h]])) {
+      if (dist[j] < 0 && (dir ? m->adj[q[h]][j] && (!own || m->trig[q[h]][j])
+                              : m->adj[j][q[h]] && (!own || m->trig[j][q[h]]))) {
         dist[j] = dist[q[h]] + 1;
         q[n++] = j;
       }
 }
 
-static void mcheck_related(const model_t *m, const graph_t *g, int i, size_t limit) {
+static void mdist(const model_t *m, int i, int dir, int *dist) { mdist_own(m, i, dir, 0, dist); }
+
+static void mcheck_related(const model_t *m, const graph_t *g, int i, size_t limit,
+                           graph_scope_t scope) {
   int dist[RN], reach = 0, seen[RN] = {0};
-  mdist(m, i, 1, dist);
+  mdist_own(m, i, 1, scope == GRAPH_OWN, dist);
   for (int j = 0; j < RN; j++) reach += dist[j] >= 0;
   ripple_cpid_t c = mcpid(m, i);
   vid_t *vs;
   size_t n;
   int tr;
-  MCHECK(m, graph_related(g, &c, limit, &vs, &n, &tr) == RIPPLE_OK);
+  MCHECK(m, (scope == GRAPH_REACHABLE
+                 ? graph_related(g, &c, limit, &vs, &n, &tr)
+                 : graph_cascade(g, &c, scope, limit, &vs, &n, &tr)) == RIPPLE_OK);
   size_t want = limit && limit < (size_t)reach ? limit : (size_t)reach;
   MCHECK(m, n == want && tr == (n < (size_t)reach));
   MCHECK(m, vs[0] == mfind(m, g, i));
@@ -341,8 +355,10 @@ static void mcheck_all(model_t *m, const graph_t *g) {
     graph_span_seqs(g, v, push_seq, &sp);
     MCHECK(m, sp.n == (size_t)m->nspans[i]);
     for (int k = 0; k < m->nspans[i]; k++) MCHECK(m, sp.v[k] == m->spans[i][m->nspans[i] - 1 - k]);
-    mcheck_related(m, g, i, 0);
-    mcheck_related(m, g, i, 1 + rnd(&m->rs) % 4);
+    mcheck_related(m, g, i, 0, GRAPH_REACHABLE);
+    mcheck_related(m, g, i, 1 + rnd(&m->rs) % 4, GRAPH_REACHABLE);
+    mcheck_related(m, g, i, 0, GRAPH_OWN);
+    mcheck_related(m, g, i, 1 + rnd(&m->rs) % 4, GRAPH_OWN);
     mcheck_origins(m, g, i);
   }
   MCHECK(m, graph_vertices(g) == nv && graph_edges(g) == ne && graph_spans(g) == ns);
@@ -356,12 +372,15 @@ static void mstep(model_t *m, graph_t *g) {
   if (r < 5) {
     int src[5], n = (int)(rnd(&m->rs) % 5);
     ripple_cpid_t s[5];
+    uint8_t tf[5];
+    int listed = rnd(&m->rs) % 3 != 0; /* a trigger list, or none (every source) */
     for (int k = 0; k < n; k++) {
       src[k] = (int)(rnd(&m->rs) % RN); /* itself or repeated, sometimes */
       s[k] = mcpid(m, src[k]);
+      tf[k] = (uint8_t)(rnd(&m->rs) % 2);
     }
-    int want = madd_ml(m, i, src, n, t, seq);
-    MCHECK(m, graph_add_mergelog(g, &c, s, (size_t)n, t, seq) == want);
+    int want = madd_ml(m, i, src, n, listed ? tf : NULL, t, seq);
+    MCHECK(m, graph_add_mergelog(g, &c, s, (size_t)n, listed ? tf : NULL, t, seq) == want);
   } else if (r < 7) {
     if (m->present[i] && m->nspans[i] == RSPANS) return;
     mtouch(m, i, t);

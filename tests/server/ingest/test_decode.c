@@ -80,6 +80,9 @@ static void assert_fixed_point(const dec_batch_t *b, const dec_limits_t *lim) {
     assert_memory_equal(&c.rec[i].cpid, &b->rec[i].cpid, sizeof c.rec[i].cpid);
     assert_int_equal(c.rec[i].time, b->rec[i].time);
     assert_int_equal(c.rec[i].nsrc, b->rec[i].nsrc);
+    assert_int_equal(c.rec[i].has_trigger, b->rec[i].has_trigger);
+    if (b->rec[i].has_trigger)
+      assert_memory_equal(dec_trigger(&c, &c.rec[i]), dec_trigger(b, &b->rec[i]), b->rec[i].nsrc);
     assert_int_equal(c.rec[i].uid_len, b->rec[i].uid_len);
     if (b->rec[i].uid_len)
       assert_memory_equal(c.uids.p + c.rec[i].uid_off, b->uids.p + b->rec[i].uid_off,
@@ -551,6 +554,99 @@ static void mergelog_root_uids(void **state) {
 #undef ROOT
 }
 
+/* ---- trigger lists (docs/api.md "Sending records") ------------------------ */
+
+/* The flags of record 0 of b as a string of '0' and '1', one per source. */
+static void flags_of(const dec_batch_t *b, char *out) {
+  const uint8_t *f = dec_trigger(b, &b->rec[0]);
+  assert_non_null(f);
+  for (uint32_t i = 0; i < b->rec[0].nsrc; i++) out[i] = f[i] ? '1' : '0';
+  out[b->rec[0].nsrc] = '\0';
+}
+
+static void mergelog_trigger(void **state) {
+  (void)state;
+  const dec_kind_t M = DEC_MERGELOGS;
+  /* Kept in the canonical body just after sources, whatever order it came in. */
+  canonical(M,
+            "[{\"trigger\":[\"" D "\"],\"cpid\":\"" A "\",\"sources\":[\"" B "\",\"" D
+            "\"],\"time\":\"" T "\"}]",
+            "{\"cpid\":\"" A "\",\"sources\":[\"" B "\",\"" D "\"],\"trigger\":[\"" D
+            "\"],\"time\":\"" T "\"}");
+  canonical(M,
+            "[{\"cpid\":\"" A "\",\"sources\":[\"" B "\",\"" D "\"],\"trigger\":[\"" D "\",\"" B
+            "\"],\"time\":\"" T "\",\"component\":\"c\"}]",
+            "{\"cpid\":\"" A "\",\"sources\":[\"" B "\",\"" D "\"],\"trigger\":[\"" D "\",\"" B
+            "\"],\"time\":\"" T "\",\"component\":\"c\"}");
+  dec_batch_t b;
+  char f[64];
+  accept(M, "[" ML_AT(A, "\"" B "\",\"" D "\"", T) "]", &tight, &b);
+  assert_null(dec_trigger(&b, &b.rec[0])); /* none named: every source */
+  dec_batch_free(&b);
+  accept(M, "[{\"cpid\":\"" A "\",\"sources\":[\"" B "\"],\"trigger\":null,\"time\":\"" T "\"}]",
+         &tight, &b);
+  assert_null(dec_trigger(&b, &b.rec[0]));
+  assert_null(strstr(b.body.p, "trigger"));
+  dec_batch_free(&b);
+  /* A repeated source: the flag is on its first place (the graph's edge). */
+  accept(M,
+         "[" ML_OK(B) ",{\"cpid\":\"" A "\",\"sources\":[\"" D "\",\"" B "\",\"" B
+                      "\"],\"trigger\":[\"" B "\"],\"time\":\"" T "\"}]",
+         &tight, &b);
+  assert_null(dec_trigger(&b, &b.rec[0]));
+  const uint8_t *fl = dec_trigger(&b, &b.rec[1]);
+  assert_non_null(fl);
+  assert_true(!fl[0] && fl[1] && !fl[2]);
+  dec_batch_free(&b);
+  /* A long list (sorted lookup): 40 sources, every third a trigger. */
+  sbuf_t j;
+  sbuf_init(&j);
+  sbuf_puts(&j, "[{\"cpid\":\"" A "\",\"sources\":[");
+  for (int i = 0; i < 40; i++)
+    sbuf_printf(&j, "%s\"%08x-0000-4000-8000-000000000000\"", i ? "," : "", 40 - i);
+  sbuf_puts(&j, "],\"trigger\":[");
+  for (int i = 39; i >= 0; i -= 3)
+    sbuf_printf(&j, "%s\"%08x-0000-4000-8000-000000000000\"", i == 39 ? "" : ",", 40 - i);
+  sbuf_printf(&j, "],\"time\":\"" T "\"}]");
+  accept(M, j.p, &roomy, &b);
+  flags_of(&b, f);
+  assert_string_equal(f, "1001001001001001001001001001001001001001");
+  assert_fixed_point(&b, &roomy);
+  dec_batch_free(&b);
+  sbuf_free(&j);
+}
+
+static void mergelog_trigger_refused(void **state) {
+  (void)state;
+  const dec_kind_t M = DEC_MERGELOGS;
+#define TRIG(trigger)                                                                              \
+  "[{\"cpid\":\"" A "\",\"sources\":[\"" B "\",\"" D "\"],\"time\":\"" T "\",\"trigger\":" trigger \
+  "}]"
+  REFUSED(M, TRIG("\"" B "\""), RIPPLE_EINVAL, 0, "trigger");
+  REFUSED(M, TRIG("{}"), RIPPLE_EINVAL, 0, "trigger");
+  REFUSED(M, TRIG("true"), RIPPLE_EINVAL, 0, "trigger");
+  REFUSED(M, TRIG("[]"), RIPPLE_EINVAL, 0, "trigger");
+  REFUSED(M, TRIG("[7]"), RIPPLE_EINVAL, 0, "trigger[0]");
+  REFUSED(M, TRIG("[\"" B "\",null]"), RIPPLE_EINVAL, 0, "trigger[1]");
+  REFUSED(M, TRIG("[\"not-a-cpid\"]"), RIPPLE_EINVAL, 0, "trigger[0]");
+  REFUSED(M, TRIG("[\"" A "\"]"), RIPPLE_EINVAL, 0, "trigger[0]"); /* not among sources */
+  REFUSED(M, TRIG("[\"" D "\",\"" D "\"]"), RIPPLE_EINVAL, 0, "trigger[1]");
+  REFUSED(M, TRIG("[\"" D "\",\"" B "\",\"" D "\"]"), RIPPLE_EINVAL, 0, "trigger");
+  REFUSED(M, TRIG("[\"" B "\",\"" B "\",\"" B "\",\"" B "\",\"" B "\"]"), RIPPLE_EINVAL, 0,
+          "trigger");
+  /* A root has no sources, so no trigger either. */
+  REFUSED(M, "[{\"cpid\":\"" A "\",\"sources\":[],\"trigger\":[\"" B "\"],\"time\":\"" T "\"}]",
+          RIPPLE_EINVAL, 0, "trigger");
+  /* Sources are checked first; a later bad record is named by its index. */
+  REFUSED(M, "[{\"cpid\":\"" A "\",\"sources\":[7],\"trigger\":[],\"time\":\"" T "\"}]",
+          RIPPLE_EINVAL, 0, "sources[0]");
+  REFUSED(M,
+          "[" ML_OK(B) ",{\"cpid\":\"" A "\",\"sources\":[\"" B "\"],\"trigger\":[],\"time\":\"" T
+                       "\"}]",
+          RIPPLE_EINVAL, 1, "trigger");
+#undef TRIG
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mergelog_full),
@@ -566,6 +662,8 @@ int main(void) {
       cmocka_unit_test(span_fields),
       cmocka_unit_test(mergelog_root_uids),
       cmocka_unit_test(repeated_cpid),
+      cmocka_unit_test(mergelog_trigger),
+      cmocka_unit_test(mergelog_trigger_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

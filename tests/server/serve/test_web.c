@@ -328,6 +328,8 @@ static void assert_guarded(const answer_t *a) {
   assert_string_equal(header(a, "X-Content-Type-Options"), "nosniff");
   assert_string_equal(header(a, "X-Frame-Options"), "DENY");
   assert_string_equal(header(a, "Referrer-Policy"), "no-referrer");
+  assert_string_equal(header(a, "Cross-Origin-Resource-Policy"), "same-origin");
+  assert_string_equal(header(a, "Cross-Origin-Opener-Policy"), "same-origin");
 }
 
 static void answer_free(answer_t *a) { free(a->body); }

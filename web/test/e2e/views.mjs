@@ -32,10 +32,11 @@ export async function api(base, path, token) {
   return { status: res.status, body };
 }
 
-/* The trace as the API answers it, with what the views should show. */
+/* The trace as the API answers it, with what the views should show: the change's own
+ * cascade, what the dashboard shows by default (/related's default is everything reachable). */
 export async function expectedTrace(base, cpid, token) {
   const get = async (what) => {
-    const r = await api(base, `/v1/cpids/${cpid}/${what}`, token);
+    const r = await api(base, `/v1/cpids/${cpid}/${what}?scope=own`, token);
     assert(r.status === 200, `GET /v1/cpids/${cpid}/${what} answered ${r.status}: ${JSON.stringify(r.body)}`);
     return r.body;
   };

@@ -41,6 +41,20 @@ test('a trace is one answer: related, mergelogs and spans of the CPID, and a cur
   assert.equal(d.delta, true);
 });
 
+test('everything reachable: scope=reachable on the trace, its cursor, details and the boot path; own asks as before', async () => {
+  const f = fakeFetch(() => json(200, { related: [C], mergelogs: [], spans: [], next: '1.0' }));
+  const api = createApi({ base: 'http://127.0.0.1:1', fetch: f.fn, storage: store(), prefetch: null });
+  await api.trace(C, { scope: 'reachable' });
+  await api.trace(C, { scope: 'reachable', after: '1.0' });
+  await api.trace(C, { scope: 'own' });
+  await api.extras(C, { scope: 'reachable' });
+  assert.deepEqual(f.calls.map((c) => c.url.slice('http://127.0.0.1:1'.length)).slice(0, 3), [
+    `/v1/cpids/${C}/trace?scope=reachable`, `/v1/cpids/${C}/trace?scope=reachable&after=1.0`, `/v1/cpids/${C}/trace`]);
+  assert.ok(f.calls.some((c) => c.url.endsWith(`/v1/cpids/${C}/details?scope=reachable`)));
+  assert.equal(prefetchPath(C, 'reachable'), `/v1/cpids/${C}/trace?scope=reachable`);
+  assert.equal(prefetchPath(C), `/v1/cpids/${C}/trace`);
+});
+
 test('a server older than /trace gets the three requests it knows', async () => {
   const f = fakeFetch((url) => (url.endsWith('/trace')
     ? json(404, { error: 'unknown query; use related, origins, mergelogs, spans, details or stalls' })

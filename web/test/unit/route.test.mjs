@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseRoute, formatRoute, traceHref, withParams } from '../../src/route.js';
+import { parseRoute, formatRoute, scopeOf, traceHref, withParams } from '../../src/route.js';
 
 const C = '3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60';
 
@@ -38,4 +38,13 @@ test('links and parameter changes', () => {
   assert.equal(traceHref(C, 'waterfall', { group: 'component', span: undefined }), `#/trace/${C}?group=component`);
   const r = withParams(parseRoute(`#/trace/${C}?span=ab`), { span: undefined, group: 'component' });
   assert.equal(formatRoute(r), `#/trace/${C}?group=component`);
+});
+
+test('the scope: own unless the URL says reachable, kept by links', () => {
+  assert.equal(scopeOf(parseRoute('#/trace/abc')), 'own');
+  assert.equal(scopeOf(parseRoute('#/trace/abc/hops?scope=reachable')), 'reachable');
+  assert.equal(scopeOf(parseRoute('#/trace/abc?scope=mine')), 'own');
+  assert.equal(scopeOf(parseRoute('#/find?scope=reachable&kind=Pod')), 'reachable');
+  assert.equal(traceHref('abc', 'hops', { scope: 'reachable' }), '#/trace/abc/hops?scope=reachable');
+  assert.equal(traceHref('abc', 'waterfall', { scope: undefined }), '#/trace/abc');
 });

@@ -1,0 +1,64 @@
+/*
+ * fuzz_critpath.c - libFuzzer target for what kubectl ripple and the trace
+ * server compute from a trace they read (lib/ripplex/critpath.c, compare.c,
+ * writes.c): any JSON where a trace is expected.
+ *
+ * The input is a JSON text, parsed by jansson; the properties: no crash, no
+ * leak; an object gives RIPPLE_OK and an answer whose hops are at most the
+ * readable writes, each hop's time not negative; anything else EINVAL. The
+ * same text is compared with itself: every hop "same", no writer changed.
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ripple/ripple.h"
+#include "ripplex/compare.h"
+#include "ripplex/critpath.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void path_case(const json_t *t) {
+  json_t *out = NULL;
+  int rc = critpath_compute(t, &out);
+  if (!json_is_object(t)) {
+    if (rc != RIPPLE_EINVAL || out) abort();
+    return;
+  }
+  if (rc == RIPPLE_ENOMEM) return;
+  if (rc != RIPPLE_OK || !out) abort();
+  const json_t *hops = json_object_get(out, "hops");
+  if (json_array_size(hops) > (size_t)json_integer_value(json_object_get(out, "writes"))) abort();
+  size_t i;
+  const json_t *h;
+  json_array_foreach(hops, i, h) {
+    if (json_real_value(json_object_get(h, "ms")) < 0) abort();
+  }
+  json_decref(out);
+}
+
+static void compare_case(const json_t *t) {
+  json_t *out = NULL;
+  int rc = compare_compute(t, t, &out);
+  if (rc != RIPPLE_OK) {
+    if (json_is_object(t) && rc != RIPPLE_ENOMEM) abort();
+    return;
+  }
+  size_t i;
+  const json_t *h;
+  json_array_foreach(json_object_get(out, "hops"), i, h) {
+    if (strcmp(json_string_value(json_object_get(h, "change")), "same") != 0) abort();
+  }
+  if (json_array_size(json_object_get(out, "writers"))) abort();
+  json_decref(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  json_t *t = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
+  if (!t) return 0;
+  path_case(t);
+  compare_case(t);
+  json_decref(t);
+  return 0;
+}

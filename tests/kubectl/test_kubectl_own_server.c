@@ -1,0 +1,201 @@
+/*
+ * test_kubectl_own_server.c - `kubectl ripple trace` shows a change's own
+ * cascade by default and everything reachable with --reachable (or
+ * --scope reachable), against the real ripple-server (on a free loopback
+ * port, over a temporary database, given records by HTTP; no cluster). The
+ * records are two scales of one Deployment as the webhook sends them: the
+ * second scale's ReplicaSet update merges the first one's context, naming
+ * the person's change as its trigger. Also the text's scope line and its
+ * dashboard deep link, and the flags' refusals.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "http_client.h"
+#include "testutil.h"
+
+#define R0 "00000001-0000-4000-8000-000000000000" /* the ReplicaSet's first context */
+#define P1 "00000011-0000-4000-8000-000000000000" /* the first scale */
+#define N1 "00000021-0000-4000-8000-000000000000" /* its ReplicaSet update */
+#define P2 "00000012-0000-4000-8000-000000000000"
+#define N2 "00000022-0000-4000-8000-000000000000"
+#define PODS 3
+
+typedef struct rig {
+  char dir[64], base[64];
+  pid_t pid;
+} rig_t;
+
+static const char *bin(const char *var) {
+  const char *p = getenv(var);
+  if (!p || !*p) fail_msg("$%s is not set (run through ctest)", var);
+  return p;
+}
+
+static void server_start(rig_t *r) {
+  const char *server = bin("RIPPLE_SERVER_BIN");
+  char db[96], log[96];
+  snprintf(db, sizeof db, "%s/trace.db", r->dir);
+  snprintf(log, sizeof log, "%s/server.log", r->dir);
+  r->pid = fork();
+  assert_true(r->pid >= 0);
+  if (r->pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
+    execl(server, server, "--listen", "127.0.0.1:0", "--db", db, "--no-web", (char *)NULL);
+    _exit(127);
+  }
+  unsigned port = test_listen_port(log, 30000);
+  if (!port) fail_msg("ripple-server did not start (see %s)", log);
+  snprintf(r->base, sizeof r->base, "http://127.0.0.1:%u", port);
+}
+
+static void post(const rig_t *r, const char *path, const char *body) {
+  char url[128];
+  snprintf(url, sizeof url, "%s%s", r->base, path);
+  hc_resp_t a;
+  assert_int_equal(hc_request("POST", url, body, strlen(body), NULL, &a), 0);
+  if (a.status != 200) fail_msg("POST %s: %ld %s", path, a.status, a.body ? a.body : "");
+  hc_resp_free(&a);
+}
+
+/* Scale k: the person's root p, the ReplicaSet update n = [p, prev]
+ * triggered by p, and PODS Pods whose contexts come from n, a span each. */
+static void scale(const rig_t *r, int k, const char *p, const char *n, const char *prev) {
+  char body[4096];
+  int len = snprintf(body, sizeof body,
+                     "[{\"cpid\":\"%s\",\"sources\":[],\"time\":\"2026-11-22T00:0%d:00Z\","
+                     "\"component\":\"kubernetes-admin\"},"
+                     "{\"cpid\":\"%s\",\"sources\":[\"%s\",\"%s\"],\"trigger\":[\"%s\"],"
+                     "\"time\":\"2026-11-22T00:0%d:01Z\",\"component\":\"deployment-controller\"}",
+                     p, k, n, p, prev, p, k);
+  char spans[4096];
+  int slen = 0;
+  for (int i = 0; i < PODS; i++) {
+    len += snprintf(body + len, sizeof body - (size_t)len,
+                    ",{\"cpid\":\"%08x-0000-4000-8000-000000000000\",\"sources\":[\"%s\"],"
+                    "\"time\":\"2026-11-22T00:0%d:02Z\",\"component\":\"replicaset-controller\"}",
+                    100 * k + i, n, k);
+    slen += snprintf(spans + slen, sizeof spans - (size_t)slen,
+                     "%s{\"cpid\":\"%08x-0000-4000-8000-000000000000\",\"span_id\":\"%016x\","
+                     "\"service\":\"replicaset-controller\",\"name\":\"create pods\",\"start\":"
+                     "\"2026-11-22T00:0%d:03Z\",\"end\":\"2026-11-22T00:0%d:04Z\",\"attributes\":"
+                     "{\"kind\":\"Pod\",\"namespace\":\"demo\",\"name\":\"web-%d-%d\",\"user\":"
+                     "\"replicaset-controller\",\"operation\":\"CREATE\"}}",
+                     i ? "," : "[", 100 * k + i, 100 * k + i + 1, k, k, k, i);
+  }
+  snprintf(body + len, sizeof body - (size_t)len, "]");
+  snprintf(spans + slen, sizeof spans - (size_t)slen, "]");
+  post(r, "/v1/mergelogs", body);
+  post(r, "/v1/spans", spans);
+}
+
+static int setup(void **state) {
+  rig_t *r = calloc(1, sizeof *r);
+  assert_non_null(r);
+  snprintf(r->dir, sizeof r->dir, "/tmp/ripple-test-XXXXXX");
+  assert_non_null(mkdtemp(r->dir));
+  server_start(r);
+  post(r, "/v1/mergelogs",
+       "[{\"cpid\":\"" R0 "\",\"sources\":[],\"time\":\"2026-11-22T00:00:00Z\"}]");
+  scale(r, 1, P1, N1, R0);
+  scale(r, 2, P2, N2, N1);
+  *state = r;
+  return 0;
+}
+
+static int teardown(void **state) {
+  rig_t *r = *state;
+  int st;
+  kill(r->pid, SIGTERM);
+  waitpid(r->pid, &st, 0);
+  test_rmtree(r->dir);
+  free(r);
+  return 0;
+}
+
+/* kubectl-ripple's stdout and stderr for args; its exit status in *status. */
+static char *run(const char *args, int *status) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s' %s 2>&1", bin("RIPPLE_KUBECTL_BIN"), args);
+  FILE *p = popen(cmd, "r");  // NOLINT(cert-env33-c)
+  assert_non_null(p);
+  static char out[65536];
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+/* `trace P1 <flags> -o json`: its scope, CPIDs and writes. */
+static void expect_json(const rig_t *r, const char *flags, const char *scope, long cpids,
+                        long writes) {
+  char args[256];
+  int st;
+  snprintf(args, sizeof args, "trace " P1 " --server %s -o json %s", r->base, flags);
+  char *out = run(args, &st);
+  if (st != 0) fail_msg("kubectl-ripple %s: status %d:\n%s", args, st, out);
+  json_t *j = json_loads(out, 0, NULL);
+  if (!j) fail_msg("not JSON: %s", out);
+  assert_string_equal(json_string_value(json_object_get(j, "scope")), scope);
+  assert_int_equal(json_integer_value(json_object_get(j, "cpids")), cpids);
+  assert_int_equal(json_integer_value(json_object_get(j, "writes")), writes);
+  json_decref(j);
+}
+
+static void test_trace_own_and_reachable(void **state) {
+  rig_t *r = *state;
+  /* Own: P1, N1 and its Pods' contexts; only the first scale's writes. */
+  expect_json(r, "", "own", 2 + PODS, PODS);
+  expect_json(r, "--scope own", "own", 2 + PODS, PODS);
+  /* Everything reachable: the second scale rides on N1. */
+  expect_json(r, "--reachable", "reachable", 1 + 2 * (1 + PODS), 2 * PODS);
+  expect_json(r, "--scope=reachable", "reachable", 1 + 2 * (1 + PODS), 2 * PODS);
+}
+
+static void test_trace_text(void **state) {
+  rig_t *r = *state;
+  char args[256], want[256];
+  int st;
+  snprintf(args, sizeof args, "trace " P1 " --server %s", r->base);
+  char *out = run(args, &st);
+  assert_int_equal(st, 0);
+  assert_non_null(strstr(out, "the change's own cascade"));
+  assert_null(strstr(out, "web-2-0")); /* the second scale's Pods are not its own */
+  assert_non_null(strstr(out, "web-1-0"));
+  snprintf(args, sizeof args, "trace " P1 " --server %s --reachable", r->base);
+  out = run(args, &st);
+  assert_int_equal(st, 0);
+  assert_non_null(strstr(out, "everything reachable"));
+  assert_non_null(strstr(out, "web-2-0"));
+  snprintf(want, sizeof want, "dashboard: %s/#/trace/" P1 "?scope=reachable\n", r->base);
+  assert_non_null(strstr(out, want));
+}
+
+static void test_flags_refused(void **state) {
+  (void)state;
+  int st;
+  char *out = run("trace " P1 " --server http://127.0.0.1:9 --scope mine", &st);
+  assert_int_equal(st, 2);
+  assert_non_null(strstr(out, "--scope must be own"));
+  out = run("scale deploy/web --replicas=2 --reachable", &st);
+  assert_int_equal(st, 2);
+  assert_non_null(strstr(out, "--reachable and --scope are for trace, last and dashboard"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_trace_own_and_reachable, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_trace_text, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_flags_refused, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
