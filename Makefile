@@ -120,6 +120,7 @@ bench: build lab
 	@bench/bench-details.sh --build $(BUILD)/release
 	@bench/bench-memory.sh --build $(BUILD)/release
 	@$(BUILD)/release/bench/bench_server
+	@$(BUILD)/release/bench/bench_fights
 	@$(BUILD)/release/bench/bench_ingest --server $(BUILD)/release/bin/ripple-server
 
 # The paper-2 and paper-1 scenarios on the lab with `ripple run`, analysed

@@ -416,4 +416,17 @@ void kr_render_why(FILE *f, const kr_why_t *w, int colour);
 /* {"object", "root", "details", "hops": [...]}; a new reference. */
 json_t *kr_why_json(const kr_why_t *w);
 
+/* ---- why: the object's fields and fights (whyfields.c) -------------------------------- */
+
+/* GET /v1/fights?uid=UID: *out the answer, or NULL when the server has none
+ * (older than fights: 404; off; another failure). RIPPLE_OK unless the
+ * server cannot be reached at all. */
+int kr_why_fights_get(kr_ts_t *ts, const char *uid, json_t **out, char *err, size_t cap);
+/* {"fields": [{"field", "managers": [{"manager", "operation", "subresource",
+ * "time"}], "set_by": {"path", "writer", "user", "cpid", "span_id", "time"} or
+ * null}], "fights": [...], "fights_known"} from obj's managedFields and the
+ * server's answer (NULL: unknown); a new reference. */
+json_t *kr_why_fields(const json_t *obj, const json_t *server);
+void kr_render_why_fields(FILE *f, const json_t *wf, int colour);
+
 #endif

@@ -101,6 +101,7 @@ typedef struct why_run {
   int own_unknown; /* the server answered 404 for the object's own CPID */
   kr_trace_t t;    /* the chosen root's trace */
   int have;
+  json_t *fields; /* kr_why_fields: owners, who set them, fights */
 } why_run_t;
 
 static const char *meta_str(const json_t *obj, const char *key) {
@@ -219,6 +220,19 @@ static int add_details(why_run_t *w, char *err, size_t cap) {
   return rc;
 }
 
+/* Who owns each field now (managedFields), who set it and the object's
+ * fights (the trace server's /v1/fights). */
+static int add_fields(why_run_t *w, char *err, size_t cap) {
+  json_t *srv = NULL;
+  int rc = kr_why_fights_get(w->ts, w->o.uid, &srv, err, cap);
+  if (rc == RIPPLE_OK && !(w->fields = kr_why_fields(w->obj, srv))) {
+    snprintf(err, cap, "out of memory reading the fields");
+    rc = RIPPLE_ENOMEM;
+  }
+  json_decref(srv);
+  return rc;
+}
+
 static int print(const why_run_t *w, FILE *out) {
   kr_why_t c;
   if (kr_why_chain(&w->t, &w->o, &c) != RIPPLE_OK) return -1;
@@ -226,13 +240,16 @@ static int print(const why_run_t *w, FILE *out) {
   int rc = url ? 0 : -1;
   if (url && w->a->json) {
     json_t *j = kr_why_json(&c);
-    rc = j && !json_object_set_new(j, "dashboard", json_string(url))
+    rc = j && !json_object_set_new(j, "dashboard", json_string(url)) &&
+                 !json_object_set(j, "fields", json_object_get(w->fields, "fields")) &&
+                 !json_object_set(j, "fights", json_object_get(w->fields, "fights"))
              ? json_dumpf(j, out, JSON_INDENT(2))
              : -1;
     json_decref(j);
     fputc('\n', out);
   } else if (url) {
     kr_render_why(out, &c, kr_want_colour(fileno(out)));
+    kr_render_why_fields(out, w->fields, kr_want_colour(fileno(out)));
     kr_ts_put_dashboard(out, w->ts, url, w->t.cpid, 1);
   }
   free(url);
@@ -252,11 +269,13 @@ int kr_why_object(const kr_args_t *a, kr_ts_t *ts, const json_t *obj, const char
   if (rc == RIPPLE_OK) rc = find_roots(&w, err, cap);
   if (rc == RIPPLE_OK) rc = pick_trace(&w, err, cap);
   if (rc == RIPPLE_OK) rc = add_details(&w, err, cap);
+  if (rc == RIPPLE_OK) rc = add_fields(&w, err, cap);
   if (rc == RIPPLE_OK && print(&w, out) != 0) {
     snprintf(err, cap, "out of memory writing the chain");
     rc = RIPPLE_ENOMEM;
   }
   if (w.have) kr_trace_free(&w.t);
+  json_decref(w.fields);
   return rc;
 }
 

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "analysis/details.h"
+#include "analysis/fights_feed.h"
 #include "graph/keytab.h"
 #include "ripplex/clock.h"
 #include "ripplex/cpid.h"
@@ -73,6 +74,7 @@ static int ingest_details(tdet_t *s, const char *body, size_t len, int64_t since
     *accepted = b.n;
     for (size_t i = 0; i < b.n; i++)
       atomic_fetch_add(&s->details_stored[b.v[i].type == FACT_CHANGE ? 0 : 1], 1);
+    fights_feed_facts(s->fights, &b); /* once stored: a refused batch comes again */
   }
   det_batch_free(&b);
   return status;

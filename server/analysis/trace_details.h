@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "analysis/fights.h"
 #include "graph/core.h"
 #include "ingest/decode.h"
 #include "ripplex/sbuf.h"
@@ -30,6 +31,7 @@ typedef struct tdet {
   atomic_uint_fast64_t details_busy;      /* requests refused with 429: the worker's queue */
   atomic_uint_fast64_t details_late;      /* requests taken over by their own thread: late */
   atomic_uint_fast64_t audit_skipped, audit_malformed;
+  fights_t *fights; /* the field-fight detector fed with each change stored, or NULL */
   dwork_t *dwork;
 } tdet_t;
 

@@ -396,6 +396,33 @@ static enum MHD_Result handle_cpid(http_t *h, struct MHD_Connection *c, const ch
   return send_cpid_answer(c, status, &b);
 }
 
+/* GET /v1/fights[?since=RFC3339][&limit=N][&uid=UID]: field fights
+ * (analysis/fights.h), newest first. */
+static enum MHD_Result handle_fights(http_t *h, struct MHD_Connection *c) {
+  int64_t since = INT64_MIN;
+  if (!arg_time(c, "since", &since))
+    return send_error(c, 400, -1, "since", "must be an RFC 3339 time");
+  size_t limit = arg_size(c, "limit", 100);
+  if (limit == (size_t)-1 || !limit || limit > FIGHTS_LIMIT_MAX)
+    return send_error(c, 400, -1, "limit", "must be an integer from 1 to 1000");
+  const char *uid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "uid");
+  if (uid && !dec_uid_ok(uid, strlen(uid)))
+    return send_error(c, 400, -1, "uid",
+                      "must be 1 to 128 letters, digits or '-' (an object's metadata.uid)");
+  sbuf_t b;
+  sbuf_init(&b);
+  int rc = RIPPLE_OK;
+  if (h->srv->fights)
+    rc = fights_answer(h->srv->fights, since, uid, limit, &b);
+  else
+    sbuf_puts(&b, "{\"enabled\":false,\"fights\":[],\"truncated\":false}");
+  enum MHD_Result r = rc != RIPPLE_OK || b.oom
+                          ? send_error(c, 503, -1, "", "out of memory; retry later")
+                          : send_buf(c, 200, "application/json", &b);
+  sbuf_free(&b);
+  return r;
+}
+
 static enum MHD_Result handle_object(http_t *h, struct MHD_Connection *c, const char *rest) {
   /* rest = "<uid>/roots" */
   const char *slash = strchr(rest, '/');
@@ -566,9 +593,10 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   int search = !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots");
   int stalls = !strcmp(url, "/v1/stalls") || !strcmp(url, "/v1/stalls/expected");
   int compare = !strcmp(url, "/v1/compare");
-  int known = ingest || search || details || stalls || compare || !strcmp(url, "/v1/traces") ||
-              !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
-              !strncmp(url, "/v1/objects/", 12);
+  int fights = !strcmp(url, "/v1/fights");
+  int known = ingest || search || details || stalls || compare || fights ||
+              !strcmp(url, "/v1/traces") || !strcmp(url, "/metrics") ||
+              !strncmp(url, "/v1/cpids/", 10) || !strncmp(url, "/v1/objects/", 12);
   if (!get)
     return send_error(c, known ? 405 : 404, -1, "",
                       known ? "method not allowed" : unknown_path_message(url));
@@ -597,6 +625,10 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   if (stalls) {
     *which = ROUTE_QUERY;
     return handle_facts(h, c, NULL, url[10] ? "expected" : "stalls");
+  }
+  if (fights) {
+    *which = ROUTE_QUERY;
+    return handle_fights(h, c);
   }
   if (search) {
     *which = ROUTE_QUERY;
@@ -655,8 +687,8 @@ static enum MHD_Result refuse_early(http_t *h, struct MHD_Connection *c, const c
   if (!get) {
     int known = writes || !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots") ||
                 !strcmp(url, "/v1/stalls") || !strcmp(url, "/v1/stalls/expected") ||
-                !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
-                !strncmp(url, "/v1/objects/", 12);
+                !strcmp(url, "/v1/fights") || !strcmp(url, "/metrics") ||
+                !strncmp(url, "/v1/cpids/", 10) || !strncmp(url, "/v1/objects/", 12);
     return send_error(c, known ? 405 : 404, -1, "",
                       known ? "method not allowed" : unknown_path_message(url));
   }

@@ -82,6 +82,9 @@ static void usage(FILE *f) {
       "                           share of writes (default 0.9)\n"
       "  --stall-horizon D        a write is learned from D after it (default 10m)\n"
       "  --no-stalls              no stalled-cascade detection\n"
+      "  --fight-window D         two writers setting a field back and forth within D\n"
+      "                           of each other fight (default 10m)\n"
+      "  --no-fights              no field-fight detection\n"
       "  --log-level LEVEL        debug, info, warn, error (default info)\n");
 }
 
@@ -291,6 +294,10 @@ static int details_option(options_t *o, const char *a, const char *v) {
     return st->min_samples = (uint32_t)n, RIPPLE_OK;
   }
   if (!strcmp(a, "--no-stalls")) return c->stall_off = 1, RIPPLE_OK;
+  if (!strcmp(a, "--fight-window"))
+    return opt_duration(v, &c->fights.window_ns) || c->fights.window_ns <= 0 ? RIPPLE_EINVAL
+                                                                             : RIPPLE_OK;
+  if (!strcmp(a, "--no-fights")) return c->fights_off = 1, RIPPLE_OK;
   return otlp_option(o, a, v);
 }
 
@@ -379,7 +386,7 @@ static int check_budget(const http_opts_t *ho) {
 
 /* RIPPLE_OK to go on and serve, or RIPPLE_ESTATE with the exit status. */
 static int parse_args(int argc, char **argv, options_t *o, int *status) {
-  static const char *const flags[] = {"--no-web", "--no-stalls", "--insecure", NULL};
+  static const char *const flags[] = {"--no-web", "--no-stalls", "--no-fights", "--insecure", NULL};
   opt_cli_t cli = {
       .prog = "ripple-server", .flags = flags, .option = parse_option, .usage = usage, .ud = o};
   if (opt_parse(argc, argv, &cli, status) != RIPPLE_OK) return RIPPLE_ESTATE;

@@ -7,6 +7,7 @@
  * a restart rebuilds exactly the acknowledged state from storage.
  */
 #include "serve/server.h"
+#include "analysis/fights_feed.h"
 #include "ingest/otlp.h"
 #include "ripplex/prom.h"
 #include "ripplex/sbuf.h"
@@ -138,6 +139,7 @@ static void committed(void *ud, const dec_batch_t *b, const uint64_t *seqs) {
   /* The stall detector learns beside ingest: a copy into its queue, with no
    * lock of the graph's held (stalls.h). */
   stalls_feed(&s->stalls, b);
+  fights_feed_spans(s->fights, b); /* who made each update (fights_feed.h) */
   atomic_fetch_add(&s->m.accepted[b->kind == DEC_MERGELOGS ? 0 : 1], b->n);
   drop_duplicates(s, &dups);
 }
@@ -266,6 +268,10 @@ int srv_open(srv_t *s, const srv_config_t *cfg, char *err, size_t errcap) {
     return RIPPLE_ENOMEM;
   }
   int rc = open_details(s, err, errcap);
+  if (rc == RIPPLE_OK && !cfg->fights_off &&
+      (rc = fights_new(&cfg->fights, &s->fights)) != RIPPLE_OK)
+    snprintf(err, errcap, "cannot start the field-fight detector: %s", ripple_strerror(rc));
+  s->details.fights = s->fights;
   if (rc == RIPPLE_OK && (rc = tdet_start(&s->details)) != RIPPLE_OK)
     snprintf(err, errcap, "cannot start the details' thread");
   if (rc == RIPPLE_OK && !cfg->stall_off &&
@@ -305,6 +311,7 @@ fail:
   tdet_stop(&s->details);
   facts_close(s->core.facts);
   stall_free(s->stalls.stall);
+  fights_free(s->fights);
   pthread_mutex_destroy(&s->stalls.mu);
   free(s->details_path);
   graph_free(s->core.g);
@@ -321,6 +328,7 @@ void srv_close(srv_t *s) {
   tdet_stop(&s->details);
   facts_close(s->core.facts);
   stall_free(s->stalls.stall);
+  fights_free(s->fights);
   pthread_mutex_destroy(&s->stalls.mu);
   free(s->details_path);
   graph_free(s->core.g);
@@ -585,4 +593,9 @@ void srv_metrics(srv_t *s, uint64_t connections, sbuf_t *out) {
                 atomic_load(&s->otlp_spans[1]));
   details_metrics(s, out);
   stalls_metrics(&s->stalls, out);
+  if (s->fights)
+    prom_counter(out, "ripple_field_fights_total",
+                 "Field fights flagged: two writers setting one field of one object back and "
+                 "forth, once per episode (GET /v1/fights).",
+                 fights_total(s->fights));
 }

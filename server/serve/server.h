@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 
+#include "analysis/fights.h"
 #include "analysis/stall.h"
 #include "analysis/stalls.h"
 #include "analysis/trace_details.h"
@@ -38,6 +39,9 @@ typedef struct srv_config {
   stall_opts_t stall;
   int stall_off;
   size_t stall_queue_bytes; /* spans waiting for the detector, at most; 0: the default */
+  /* Field fights (fights.h); fights_off: no detector. */
+  fights_opts_t fights;
+  int fights_off;
 } srv_config_t;
 
 typedef struct srv {
@@ -53,6 +57,7 @@ typedef struct srv {
   char *details_path;                 /* when made from db_path */
   tdet_t details;                     /* details' ingest and answers (trace_details.h) */
   stalls_t stalls;                    /* the stall detector (stalls.h); its stall NULL: off */
+  fights_t *fights;                   /* the field-fight detector (fights.h); NULL: off */
   exp_source_t export_src;            /* srv_export_source */
 } srv_t;
 

@@ -448,6 +448,96 @@ static void test_stalls_json(void **state) {
   kr_trace_free(&t);
 }
 
+/* ---- why's fields and fights (whyfields.c) ------------------------------------------ */
+
+#define MF                                                                                        \
+  "{\"metadata\":{\"name\":\"web\",\"managedFields\":["                                           \
+  "{\"manager\":\"kubectl-create\",\"operation\":\"Update\",\"time\":\"2026-11-25T10:00:00Z\","   \
+  "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{\".\":{},"             \
+  "\"f:app\":{}}},\"f:spec\":{\"f:template\":{\"f:spec\":{\"f:containers\":{"                     \
+  "\"k:{\\\"name\\\":\\\"web\\\"}\":{\".\":{},\"f:image\":{},\"f:name\":{}}}}}}}},"               \
+  "{\"manager\":\"hpa-like\",\"operation\":\"Update\",\"time\":\"2026-11-25T10:00:09Z\","         \
+  "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:replicas\":{}}}},"                   \
+  "{\"manager\":\"kube-controller-manager\",\"operation\":\"Update\",\"subresource\":\"status\"," \
+  "\"fieldsV1\":{\"f:status\":{\"f:replicas\":{}}}},"                                             \
+  "{\"manager\":42,\"fieldsV1\":[\"not\",\"a\",\"tree\"]}]}}"
+
+#define SRV                                                                                  \
+  "{\"enabled\":true,\"fights\":[{\"object\":{\"kind\":\"Deployment\",\"uid\":\"u\"},"       \
+  "\"path\":\"/spec/replicas\",\"managers\":[{\"writer\":\"kubernetes-admin\"},{\"writer\":" \
+  "\"hpa-like\"}],\"reversals\":2,\"first\":\"2026-11-25T10:00:01Z\",\"last\":"              \
+  "\"2026-11-25T10:00:09Z\",\"writes\":[{\"writer\":\"kubernetes-admin\",\"cpid\":\"" X      \
+  "\",\"time\":\"2026-11-25T10:00:01Z\"},{\"writer\":\"hpa-like\",\"cpid\":\"" Y             \
+  "\",\"time\":\"2026-11-25T10:00:09Z\"}]}],\"fields\":[{\"path\":\"/spec/replicas\","       \
+  "\"writer\":\"hpa-like\",\"cpid\":\"" Y                                                    \
+  "\",\"time\":\"2026-11-25T10:00:09Z\"},"                                                   \
+  "{\"path\":\"/spec/template/spec/containers/0/image\",\"writer\":\"x\",\"cpid\":\"" C "\"}]}"
+
+static const json_t *field_of(const json_t *fields, const char *name) {
+  size_t i;
+  const json_t *e;
+  json_array_foreach(fields, i, e) {
+    if (!strcmp(json_string_value(json_object_get(e, "field")), name)) return e;
+  }
+  fail_msg("no field %s", name);
+  return NULL;
+}
+
+static void has(const char *text, const char *want) {
+  if (!strstr(text, want)) fail_msg("got:\n%s\nwithout:\n%s", text, want);
+}
+
+static void test_why_fields(void **state) {
+  (void)state;
+  json_t *obj = json_loads(MF, 0, NULL), *srv = json_loads(SRV, 0, NULL);
+  assert_non_null(obj);
+  assert_non_null(srv);
+  json_t *wf = kr_why_fields(obj, srv);
+  const json_t *fields = json_object_get(wf, "fields");
+  assert_int_equal(json_array_size(fields), 5);
+  const json_t *r = field_of(fields, "spec.replicas");
+  assert_string_equal(json_string_value(json_object_get(
+                          json_array_get(json_object_get(r, "managers"), 0), "manager")),
+                      "hpa-like");
+  assert_string_equal(json_string_value(json_object_get(json_object_get(r, "set_by"), "cpid")), Y);
+  assert_true(json_is_null(json_object_get(field_of(fields, "metadata.labels.app"), "set_by")));
+  field_of(fields, "spec.template.spec.containers[name=web].image");
+  field_of(fields, "spec.template.spec.containers[name=web].name");
+  field_of(fields, "status.replicas");
+  assert_int_equal(json_array_size(json_object_get(wf, "fights")), 1);
+
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  kr_render_why_fields(f, wf, 0);
+  fclose(f);
+  has(text, "  spec.replicas                           hpa-like                    cpid " Y
+            " (hpa-like, 10:00:09)\n");
+  has(text, "  status.replicas                         kube-controller-manager (status)\n");
+  has(text,
+      "Fights (two writers setting a field back and forth):\n"
+      "  /spec/replicas: kubernetes-admin <-> hpa-like, 2 reversals, 10:00:01 .. 10:00:09\n"
+      "    10:00:01  kubernetes-admin  cpid " X
+      "\n"
+      "    10:00:09  hpa-like  cpid " Y "\n");
+  free(text);
+  json_decref(wf);
+
+  /* No server answer, no managedFields: nothing is said. */
+  json_t *bare = json_pack("{s:{s:s}}", "metadata", "name", "web");
+  wf = kr_why_fields(bare, NULL);
+  text = NULL;
+  f = open_memstream(&text, &len);
+  kr_render_why_fields(f, wf, 0);
+  fclose(f);
+  assert_string_equal(text, "");
+  free(text);
+  json_decref(wf);
+  json_decref(bare);
+  json_decref(obj);
+  json_decref(srv);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_why_chain),
@@ -458,6 +548,7 @@ int main(void) {
       cmocka_unit_test(test_why_roots),
       cmocka_unit_test(test_stalls_text),
       cmocka_unit_test(test_stalls_json),
+      cmocka_unit_test(test_why_fields),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

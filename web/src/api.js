@@ -222,6 +222,16 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
     return { details: d.v, stalls: st.v, error: d.e ?? st.e ?? null, failed };
   }
 
+  /* An object's field fights (GET /v1/fights?uid=), or null from a server older than it. */
+  async function fights(uid, { signal } = {}) {
+    try {
+      return await getJson(`/v1/fights?limit=20&uid=${encodeURIComponent(uid)}`, { signal, endpoint: '/v1/fights' });
+    } catch (e) {
+      if (e.status === 404) return null;
+      throw e;
+    }
+  }
+
   /* Every stalled write now, or null from a server older than GET /v1/stalls. */
   async function stalls({ signal } = {}) {
     try {
@@ -240,6 +250,7 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
     trace,
     extras,
     stalls,
+    fights,
     details: (cpid, opts = {}) => optional(cpid, 'details', opts.signal),
     cpidStalls: (cpid, opts = {}) => optional(cpid, 'stalls', opts.signal),
     origins: (cpid, opts = {}) => cpidQuery(cpid, 'origins', opts.signal),

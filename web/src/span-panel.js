@@ -3,7 +3,8 @@
  * times, and every attribute as sent, known ones first), plus what made its CPID; and,
  * when ripple-server has details of the trace, what the write changed, its audit event
  * (a refused write says so at the top) and the Events about its object; when it is
- * stalled, what it is waiting for.
+ * stalled, what it is waiting for; and the fights over its object's fields (two writers
+ * setting one back and forth), when the server has flagged any.
  */
 import { h } from './dom.js';
 import { swatch } from './colors.js';
@@ -14,6 +15,7 @@ import { objectOf } from './model.js';
 import { writeOf, eventsOfSpan, eventRows, auditView } from './details.js';
 import { stallTooltip, expectText } from './stalls.js';
 import { changeSection, auditSection, eventsList } from './details-view.js';
+import { fightText } from './fights.js';
 
 const KNOWN = ['kind', 'namespace', 'name', 'uid', 'owner', 'user', 'operation', 'resourceVersion',
   'subresource', 'lastCpid', 'spontaneous'];
@@ -21,9 +23,9 @@ const KNOWN = ['kind', 'namespace', 'name', 'uid', 'owner', 'user', 'operation',
 /*
  * Fills panel with the span's details; onClose closes it. details is the trace's
  * indexDetails (null: the server has none, and no section of them is shown), stall the
- * span's stall or null.
+ * span's stall or null, fights the fightRows of its object (null or []: no section).
  */
-export function renderSpanPanel(panel, span, { model, color, traceCpid, onClose, details = null, stall = null }) {
+export function renderSpanPanel(panel, span, { model, color, traceCpid, onClose, details = null, stall = null, fights = null }) {
   const attrs = span.attributes ?? {};
   const ml = model.mergelogs.get(span.cpid);
   const keys = [...KNOWN.filter((k) => k in attrs), ...Object.keys(attrs).filter((k) => !KNOWN.includes(k)).sort()];
@@ -56,6 +58,7 @@ export function renderSpanPanel(panel, span, { model, color, traceCpid, onClose,
       ml && ml.sources?.length ? row('merged from', h('span', {}, ml.sources.map((c, i) => [i ? ', ' : '',
         h('a', { href: traceHref(traceCpid, 'graph', { select: c }) }, h('code', {}, shortCpid(c)))]))) : null),
     details ? detailSections(details, span) : null,
+    fights?.length ? fightsSection(fights) : null,
     h('h3', { class: 'panel-section' }, 'Attributes'),
     keys.length
       ? h('dl', { class: 'kv attrs' }, keys.map((k) => row(k, attrs[k] === '' ? h('span', { class: 'muted' }, '(empty)') : attrs[k], 'attr')))
@@ -86,6 +89,16 @@ function detailSections(details, span) {
   const events = eventRows(eventsOfSpan(details, span));
   return [changeSection(w?.change ?? null), auditSection(w?.audit ?? null),
     events.length ? [h('h3', { class: 'panel-section' }, `Events about its object (${events.length})`), eventsList(events, { id: 'span-events' })] : null];
+}
+
+/* Fights over the object's fields: each field, its two writers, and their writes' CPIDs. */
+function fightsSection(rows) {
+  return [h('h3', { class: 'panel-section' }, `Field fights over its object (${rows.length})`),
+    h('ul', { class: 'fights', id: 'span-fights' }, rows.map((r) => h('li', { class: 'fight', dataset: { path: r.path } },
+      h('p', {}, h('span', { class: 'badge refused' }, 'fight'), ' ', h('code', { title: r.path }, fightText(r)),
+        h('span', { class: 'muted' }, ` · ${r.first} – ${r.last}`)),
+      h('ol', { class: 'fight-writes' }, r.writes.map((w) => h('li', {}, h('span', { class: 'muted' }, `${w.time} `), w.writer, ' ',
+        w.cpid ? h('a', { href: traceHref(w.cpid) }, h('code', {}, shortCpid(w.cpid))) : null))))))];
 }
 
 /* A term and its value; the value carries data-field=k (data-attr=k for attributes). */

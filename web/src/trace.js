@@ -22,6 +22,7 @@ import { createWaterfall } from './waterfall.js';
 import { createHopsView } from './hops-view.js';
 import { createGraphView } from './graph.js';
 import { renderSpanPanel } from './span-panel.js';
+import { fightRows } from './fights.js';
 import { createPoller, isRecent, mergeTrace, traceSignature } from './live.js';
 import { indexDetails, detailsSignature, eventsTabCount } from './details.js';
 import { stallList, stallsBySpan, stallBanner, stallsSignature } from './stalls.js';
@@ -41,7 +42,7 @@ function liveSignature(data) {
 /* Mounts the trace view of route.cpid in app. Returns {key, update(route), destroy()}. */
 export function mountTrace(app, route, ctx) {
   const st = { route, data: null, model: null, sub: null, subKey: '', dom: null, poller: null,
-    extras: null, details: null, stalls: [], stallsBySpan: new Map(),
+    extras: null, details: null, stalls: [], stallsBySpan: new Map(), fights: new Map(),
     collapsed: { object: new Set(), component: new Set() }, abort: new AbortController(), scope: scopeOf(route) };
   const scope = st.scope;
 
@@ -129,13 +130,31 @@ export function mountTrace(app, route, ctx) {
     st.panel.hidden = !span;
     if (span) {
       renderSpanPanel(st.panel, span, { model: st.model, color: st.color, traceCpid: st.data.cpid,
-        details: st.details, stall: st.stallsBySpan.get(span.id) ?? null,
+        details: st.details, stall: st.stallsBySpan.get(span.id) ?? null, fights: fightsOf(span),
         onClose: () => {
           setParam('span', null);
           st.sub.select(null);
           showSpan(null);
         } });
     }
+  }
+
+  /*
+   * The fights over a span's object (by its uid), asked for once per object when its
+   * panel first shows; the panel is drawn again when they come. null until then, and
+   * when the server has none (older, off, or failing: the panel stands without them).
+   */
+  function fightsOf(span) {
+    const uid = span.attributes?.uid;
+    if (!uid || !ctx.api.fights) return null;
+    if (!st.fights.has(uid)) {
+      st.fights.set(uid, null);
+      ctx.api.fights(uid, { signal: st.abort.signal }).then((a) => {
+        st.fights.set(uid, fightRows(a, uid));
+        if (st.panel && !st.panel.hidden && st.panel.dataset.span === span.id) showSpan(span.id);
+      }, () => {});
+    }
+    return st.fights.get(uid);
   }
 
   /* A selection goes into the URL without a hashchange (nothing to re-render). */

@@ -22,8 +22,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openBrowser } from './browser.mjs';
-import { cascade, ROOT } from '../unit/fixture.mjs';
-import { details, stalls, sid } from '../unit/details-fixture.mjs';
+import { cascade, ROOT, MERGE } from '../unit/fixture.mjs';
+import { details, stalls, fights, sid } from '../unit/details-fixture.mjs';
 
 const { values: opt } = parseArgs({ options: { dir: { type: 'string' } } });
 const web = fileURLToPath(new URL('../..', import.meta.url));
@@ -54,6 +54,7 @@ function answersOf(state) {
     [`/v1/cpids/${ROOT}/details`]: state.details,
     [`/v1/cpids/${ROOT}/stalls`]: state.stalls,
     '/v1/stalls': state.stalls,
+    '/v1/fights': state.fights,
     '/v1/roots': { roots: [{ ...root, summary: { spans: t.spans.length, cpids: t.related.length, end: t.spans[0].end } }], next: null },
   };
 }
@@ -139,6 +140,34 @@ async function checkPanel(page, base) {
   await page.waitForSelector(`#span-panel:not([hidden])[data-span="${sid(4)}"]`, { timeout: 5000 });
   assert(page.url().includes(`span=${sid(4)}`), `the banner's link did not select the span: ${page.url()}`);
   assert(await page.locator(`.bar.selected[data-span="${sid(4)}"]`).count() === 1, 'the banner\'s stall is not highlighted');
+  return '';
+}
+
+/* The fights over a span's object (asked for by its uid when its panel opens), in the
+ * panel, with links to the writes' traces; none for a span without a uid, or from a
+ * server without fights. */
+async function checkFights(page, base, state) {
+  state.trace = cascade();
+  state.trace.spans[0].attributes.uid = 'u-deploy';
+  state.fights = fights('u-deploy');
+  await fakeServer(page, state);
+  await open(page, `${base}/#/trace/${ROOT}`, 'trace');
+  await clickBar(page, sid(1));
+  await page.waitForSelector('#span-fights li.fight', { timeout: 5000 });
+  eq(await page.locator('#span-fights li.fight').count(), 1, 'the object\'s fights (not another object\'s)');
+  assert((await text(page, '#span-fights li.fight code')).startsWith('spec.replicas: kubernetes-admin ↔ hpa-like, 3 reversals'),
+    `the fight's line: ${await text(page, '#span-fights li.fight code')}`);
+  eq(await page.locator('#span-fights .fight-writes li').count(), 4, 'the fight\'s writes');
+  eq(await page.locator(`#span-fights .fight-writes a[href="#/trace/${MERGE}"]`).count(), 2, 'links to the writes\' traces');
+  await clickBar(page, sid(2));
+  eq(await page.locator('#span-fights').count(), 0, 'fights on a span without a uid');
+  state.fights = null;
+  await fakeServer(page, state);
+  await open(page, `${base}/#/trace/${ROOT}`, 'trace');
+  await clickBar(page, sid(1));
+  await page.waitForTimeout(300);
+  eq(await page.locator('#span-fights').count(), 0, 'fights from a server without them');
+  state.trace = cascade();
   return '';
 }
 
@@ -266,6 +295,7 @@ async function main() {
     await fakeServer(page, state);
     await check('stalls: banner, rows and bars', () => checkTrace(page, server.url));
     await check('span panel: stalled, changes, snapshot, audit, Events', () => checkPanel(page, server.url));
+    await check('span panel: field fights over its object', () => checkFights(page, server.url, state));
     await check('Events tab: Events, unattributed audit and changes', () => checkEventsTab(page, server.url));
     await check('Find: Stalled now', () => checkFind(page, server.url, state));
     await check('live: stalls refreshed with the trace', () => checkLive(page, server.url, state));

@@ -4,7 +4,7 @@
  * and the browser check of them (../e2e/details.mjs). Span ids are fixture.mjs's: 1 the
  * scale, 2 the ReplicaSet update, 3 and 4 the Pod creates, 5 and 6 the bindings.
  */
-import { ROOT } from './fixture.mjs';
+import { ROOT, MERGE } from './fixture.mjs';
 
 export const sid = (n) => n.toString(16).padStart(16, '0');
 const t = (ms) => `2026-11-21T22:18:34.${String(ms * 1e6).padStart(9, '0')}Z`;
@@ -84,4 +84,16 @@ export function stalls() {
       object: { kind: 'ReplicaSet', namespace: 'default', name: 'web-abc', owner: 'Deployment/web' },
       expect: null, admitted: t(13), flagged: t(20), waiting_seconds: 12, p99_seconds: 1.5, samples: 40, share: 0.95, events: [] },
   ] };
+}
+
+/* An object's field fights (GET /v1/fights?uid=, docs/api.md "Field fights"). */
+export function fights(uid = 'u-deploy') {
+  return { enabled: true, window_seconds: 600, truncated: false, fights: [
+    { object: { kind: 'Deployment', namespace: 'default', name: 'web', uid }, path: '/spec/replicas',
+      managers: [{ writer: 'kubernetes-admin', user: 'kubernetes-admin', reversals: 1 }, { writer: 'hpa-like', reversals: 2 }],
+      reversals: 3, first: '2026-11-21T22:18:34.010Z', last: '2026-11-21T22:18:40Z',
+      writes: [{ writer: 'kubernetes-admin', cpid: ROOT, time: '2026-11-21T22:18:34.010Z' },
+        { writer: 'hpa-like', cpid: ROOT, time: '2026-11-21T22:18:35Z' }, { writer: 'kubernetes-admin', cpid: MERGE, time: '2026-11-21T22:18:38Z' },
+        { writer: 'hpa-like', cpid: MERGE, time: '2026-11-21T22:18:40Z' }] },
+    { object: { kind: 'Deployment', uid: 'other' }, path: '/spec/paused', managers: [], reversals: 2, writes: [] }] };
 }
