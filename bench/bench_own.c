@@ -8,7 +8,9 @@
  *            which reaches as many again through later changes that carried
  *            its context along: own and reachable, p50/p99; the graph walk
  *            alone; the Find listing's summaries (GET /v1/roots) of the
- *            changes, own and reachable
+ *            changes, own and reachable; the critical path of the first
+ *            change and its comparison with the second (GET
+ *            /v1/cpids/{cpid}/critical-path, GET /v1/compare)
  *   ingest   srv_ingest (everything but HTTP) of mergelogs of two sources
  *            with and without a trigger list, alternated, per record
  *
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/paths.h"
 #include "benchutil.h"
 #include "graph/search.h"
 #include "graph/trace.h"
@@ -141,6 +144,24 @@ static void time_walk(srv_t *s, const ripple_cpid_t *c, graph_scope_t scope, con
   show(what, lat, RUNS, n, "CPIDs");
 }
 
+/* GET /v1/cpids/{cpid}/critical-path's work (b NULL) or GET /v1/compare's
+ * (a against b): the traces read and parsed, the path or comparison made. */
+static void time_paths(srv_t *s, const ripple_cpid_t *a, const ripple_cpid_t *b, const char *what) {
+  static int64_t lat[RUNS];
+  sbuf_t out;
+  sbuf_init(&out);
+  for (int r = 0; r < RUNS; r++) {
+    out.len = 0;
+    int64_t t0 = mono_ns();
+    int st = b ? paths_compare(&s->core, a, b, GRAPH_OWN, 100000, &out)
+               : paths_critical(&s->core, a, GRAPH_OWN, 100000, &out);
+    if (st != 200) failures++;
+    lat[r] = mono_ns() - t0;
+  }
+  show(what, lat, RUNS, out.len, "bytes of JSON");
+  sbuf_free(&out);
+}
+
 static void time_roots(srv_t *s, graph_scope_t scope, const char *what) {
   static int64_t lat[RUNS];
   sbuf_t out;
@@ -199,6 +220,11 @@ static void bench_trace(void) {
   time_walk(s, &p1, GRAPH_REACHABLE, "graph_cascade reachable");
   time_trace(s, &p1, GRAPH_OWN, "trace_answer own (/trace)");
   time_trace(s, &p1, GRAPH_REACHABLE, "trace_answer reachable (/trace?scope=...)");
+  ripple_cpid_t p2;
+  cpid_text(2, 0, text);
+  ripple_cpid_parse(text, strlen(text), &p2);
+  time_paths(s, &p1, NULL, "paths_critical own (/critical-path)");
+  time_paths(s, &p1, &p2, "paths_compare own, 10,000 vs 2,500 (/v1/compare)");
   time_roots(s, GRAPH_OWN, "search_roots own, 5 summaries (/v1/roots)");
   time_roots(s, GRAPH_REACHABLE, "search_roots reachable, 5 summaries");
   srv_close(s);
