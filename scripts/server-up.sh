@@ -8,6 +8,9 @@
 server_up() {
   local bin=$1 dir=$2 port=
   shift 2
+  # The log exists before the server starts: the loop below reads it at once
+  # (and under set -e a sed of a missing file ends the caller).
+  : >"$dir/server.log"
   "$bin" --listen 127.0.0.1:0 --db "$dir/trace.db" "$@" 2>"$dir/server.log" &
   server_pid=$!
   for _ in $(seq 200); do

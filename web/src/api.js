@@ -242,8 +242,38 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
     }
   }
 
+  /*
+   * The critical path of a CPID's cascade (GET /v1/cpids/{cpid}/critical-path), or null
+   * from a server older than it: the trace stands without it.
+   */
+  async function criticalPath(cpid, { signal, scope = 'own' } = {}) {
+    return optional(cpid, 'critical-path', signal, scope);
+  }
+
+  /*
+   * Two cascades compared hop by hop (GET /v1/compare): 400 and a 404 about a CPID become
+   * malformed and unknown, any other 404 missing (a server older than it).
+   */
+  async function compare(a, b, { signal, scope = 'own' } = {}) {
+    const ia = checkCpid(a);
+    const ib = checkCpid(b);
+    const q = query({ a: ia, b: ib, scope: scope === 'reachable' ? scope : undefined });
+    try {
+      return await getJson(`/v1/compare${q}`, { signal, endpoint: '/v1/compare' });
+    } catch (e) {
+      /* The server's 404 says "cpid" for either: which one, it does not say. */
+      if (e.status === 404 && e.field === 'cpid') {
+        throw new ApiError('unknown', `ripple-server does not know CPID ${ia} or ${ib} (not traced, not sent yet, or deleted by retention)`, 404);
+      }
+      if (e.status === 400) throw new ApiError('malformed', e.message, 400);
+      throw e;
+    }
+  }
+
   return {
     base,
+    criticalPath,
+    compare,
     token,
     setToken,
     getJson,

@@ -1,6 +1,6 @@
 /*
- * The dashboard's entry point: reads the hash route, mounts the view it names (Find or
- * a trace), and on hash changes either tells the mounted view what changed (same view,
+ * The dashboard's entry point: reads the hash route, mounts the view it names (Find, a
+ * trace, or two cascades compared), and on hash changes either tells the mounted view what changed (same view,
  * other tab or selection) or mounts another one.
  */
 import './style.css';
@@ -9,6 +9,7 @@ import { parseRoute, scopeOf } from './route.js';
 import { h, showError } from './dom.js';
 import { mountFind } from './find.js';
 import { mountTrace } from './trace.js';
+import { mountCompare } from './compare.js';
 
 const api = createApi({ base: apiBase(window.location.search) });
 const app = document.getElementById('app');
@@ -18,6 +19,7 @@ function viewKey(route) {
   /* Another scope is another trace: fetched anew. */
   if (route.view === 'trace') return `trace:${route.cpid}:${scopeOf(route)}`;
   if (route.view === 'find') return `find:${JSON.stringify(route.params)}`;
+  if (route.view === 'compare') return `compare:${route.a}:${route.b}:${scopeOf(route)}`;
   return `other:${route.path}`;
 }
 
@@ -33,6 +35,7 @@ function render() {
   const ctx = { api, retry: () => remount() };
   if (route.view === 'find') current = mountFind(app, route, ctx);
   else if (route.view === 'trace') current = mountTrace(app, route, ctx);
+  else if (route.view === 'compare') current = mountCompare(app, route, ctx);
   else {
     showError(app, `There is no page "#${route.path}" in the dashboard.`, { title: 'No such page',
       actions: [h('a', { href: '#/', class: 'button' }, 'Find a change')] });

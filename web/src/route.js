@@ -9,7 +9,9 @@
  *   #/trace/<cpid>/hops
  *   #/trace/<cpid>/graph[?select=<cpid>]
  *   #/trace/<cpid>/events
+ *   #/compare/<cpid a>/<cpid b>        two cascades compared hop by hop
  *
+ * The waterfall takes `path=off` to hide the critical path's mark (shown by default).
  * Find and every trace tab take `scope=reachable`: everything reachable from the change
  * (the CPID paper's related set) instead of its own cascade, the default (docs/api.md,
  * "Own cascade and everything reachable"; docs/dashboard.md).
@@ -17,7 +19,7 @@
 
 const TABS = new Set(['waterfall', 'hops', 'graph', 'events']);
 
-/* {view: 'find'|'trace'|'notfound', cpid?, tab?, params: {name: value}} of a hash. */
+/* {view: 'find'|'trace'|'compare'|'notfound', cpid?, tab?, a?, b?, params: {name: value}} of a hash. */
 export function parseRoute(hash) {
   const text = String(hash ?? '').replace(/^#/, '');
   const q = text.indexOf('?');
@@ -31,6 +33,9 @@ export function parseRoute(hash) {
     const tab = parts.length === 3 ? parts[2] : 'waterfall';
     if (!TABS.has(tab)) return { view: 'notfound', path, params };
     return { view: 'trace', cpid: safeDecode(parts[1]), tab, params };
+  }
+  if (parts[0] === 'compare' && parts.length === 3) {
+    return { view: 'compare', a: safeDecode(parts[1]), b: safeDecode(parts[2]), params };
   }
   return { view: 'notfound', path, params };
 }
@@ -59,6 +64,7 @@ export function formatRoute(route) {
     path = `/trace/${encodeURIComponent(route.cpid)}`;
     if (route.tab && route.tab !== 'waterfall') path += `/${route.tab}`;
   }
+  if (route.view === 'compare') path = `/compare/${encodeURIComponent(route.a)}/${encodeURIComponent(route.b)}`;
   const qs = formatParams(route.params);
   return `#${path}${qs ? '?' + qs : ''}`;
 }
@@ -88,4 +94,14 @@ export function traceHref(cpid, tab = 'waterfall', params = {}) {
 /* The same route with some parameters replaced (undefined or '' removes one). */
 export function withParams(route, changes) {
   return { ...route, params: { ...route.params, ...changes } };
+}
+
+/* A link to two cascades compared (a before, b after), with optional parameters. */
+export function compareHref(a, b, params = {}) {
+  return formatRoute({ view: 'compare', a, b, params });
+}
+
+/* Whether a waterfall route shows the critical path: unless path=off. */
+export function showsPath(route) {
+  return route?.params?.path !== 'off';
 }

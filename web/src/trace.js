@@ -12,6 +12,11 @@
  * The trace is the change's own cascade unless the URL says scope=reachable (everything
  * reachable from it); a toggle in the header switches, in the URL, so the link keeps it.
  * Another scope is another page (main.js mounts it anew).
+ *
+ * The critical path (GET /v1/cpids/{cpid}/critical-path, of the same scope) comes after the
+ * trace, as the details do: marked on the waterfall's bars unless the URL says path=off,
+ * and as a table above the Hops tab's. A form in the header leads to this trace compared
+ * with another CPID (#/compare/<this>/<other>, compare.js).
  */
 import { h, markLoading, markReady, replaceHash } from './dom.js';
 import { checkCpid } from './api.js';
@@ -28,7 +33,10 @@ import { indexDetails, detailsSignature, eventsTabCount } from './details.js';
 import { stallList, stallsBySpan, stallBanner, stallsSignature } from './stalls.js';
 import { createEventsView } from './details-view.js';
 import { renderStallBanner } from './stall-view.js';
-import { formatRoute, scopeOf, traceHref, withParams } from './route.js';
+import { compareHref, formatRoute, scopeOf, showsPath, traceHref, withParams } from './route.js';
+import { pathKeys } from './critpath.js';
+import { pathToggle, renderPathTable } from './critpath-view.js';
+import { isCpid, normalizeCpid } from './cpid.js';
 import { formatDuration, formatClock, parseTime } from './time.js';
 import { shortCpid } from './cpid.js';
 
@@ -43,7 +51,8 @@ function liveSignature(data) {
 export function mountTrace(app, route, ctx) {
   const st = { route, data: null, model: null, sub: null, subKey: '', dom: null, poller: null,
     extras: null, details: null, stalls: [], stallsBySpan: new Map(), fights: new Map(),
-    collapsed: { object: new Set(), component: new Set() }, abort: new AbortController(), scope: scopeOf(route) };
+    collapsed: { object: new Set(), component: new Set() }, abort: new AbortController(), scope: scopeOf(route),
+    path: null, pathState: 'loading' };
   const scope = st.scope;
 
   async function load() {
@@ -63,6 +72,7 @@ export function mountTrace(app, route, ctx) {
     st.color = colorScale(st.model.services);
     renderPage();
     startLive();
+    loadPath();
     /* Asked once the trace is drawn, not with it: asked with it, the details query (the
      * heavier one) slows the trace's own answers, and their arrival the first render of
      * a large trace (by a sixth at 10,000 spans). */
@@ -70,6 +80,27 @@ export function mountTrace(app, route, ctx) {
       .catch((e) => (e?.name === 'AbortError' ? null : { details: null, stalls: null, error: e, failed: ['details', 'stalls'] }));
     /* A live update may have brought newer ones already. */
     if (x && !st.abort.signal.aborted && !st.extras) applyExtras(x);
+  }
+
+  /* The critical path of the trace as it is now; the page stands without it. */
+  async function loadPath() {
+    const answer = await ctx.api.criticalPath(st.data.cpid, { signal: st.abort.signal, scope }).catch(() => null);
+    if (st.abort.signal.aborted) return;
+    st.path = answer;
+    st.pathState = answer ? 'ready' : 'none';
+    drawPath();
+  }
+
+  /* Everything that shows the critical path, drawn again. */
+  function drawPath() {
+    if (st.route.tab === 'waterfall') {
+      st.sub.setPath(showsPath(st.route) ? pathKeys(st.path) : new Set());
+      st.dom.critBox?.replaceChildren(pathToggle(st.path, showsPath(st.route), pathHref(st, !showsPath(st.route))));
+    } else if (st.route.tab === 'hops') {
+      renderPathTable(st.dom.critTable, st.path, { color: st.color, state: st.pathState,
+        traceHref: (span) => traceHref(st.data.cpid, 'waterfall', { span, scope: scopeParam(st) }) });
+    }
+    st.dom.root.dataset.path = st.pathState;
   }
 
   function renderPage() {
@@ -96,13 +127,21 @@ export function mountTrace(app, route, ctx) {
     } else if (tab === 'waterfall') {
       st.sub.select(st.route.params.span, true);
       showSpan(st.route.params.span);
+      drawPath();
     } else if (tab === 'graph') st.sub.select(st.route.params.select ?? null);
     markReady(READY_NAME[tab]);
   }
 
   function makeSub(tab, group) {
     const body = st.dom.body;
-    if (tab === 'hops') return createHopsView(body, { model: st.model, color: st.color });
+    if (tab === 'hops') {
+      const hopsBox = h('div', { class: 'hops-box' });
+      st.dom.critTable = h('div', { class: 'crit-box' });
+      body.replaceChildren(st.dom.critTable, hopsBox);
+      const view = createHopsView(hopsBox, { model: st.model, color: st.color });
+      drawPath();
+      return view;
+    }
     if (tab === 'events') return createEventsView(body, eventsOpts());
     if (tab === 'graph') {
       return createGraphView(body, { model: st.model, related: st.data.related, selected: st.route.params.select ?? null,
@@ -114,14 +153,17 @@ export function mountTrace(app, route, ctx) {
   function waterfallTab(body, group) {
     const chartBox = h('div', { class: 'wf-box' });
     const panel = h('aside', { class: 'side-panel span-panel', id: 'span-panel', hidden: true, 'aria-labelledby': 'panel-title' });
+    st.dom.critBox = h('div', { class: 'crit-toggle-box' });
     body.replaceChildren(toolbar(st, group), h('div', { class: 'wf-main' }, chartBox, panel));
     st.panel = panel;
     const wf = createWaterfall(chartBox, { model: st.model, group, collapsed: st.collapsed[group], color: st.color,
-      stalls: st.stallsBySpan, selected: st.route.params.span ?? null, onSelect: (span) => {
+      stalls: st.stallsBySpan, path: showsPath(st.route) ? pathKeys(st.path) : new Set(),
+      selected: st.route.params.span ?? null, onSelect: (span) => {
         setParam('span', span?.id);
         showSpan(span?.id);
       } });
     showSpan(st.route.params.span);
+    st.dom.critBox.replaceChildren(pathToggle(st.path, showsPath(st.route), pathHref(st, !showsPath(st.route))));
     return wf;
   }
 
@@ -232,6 +274,7 @@ export function mountTrace(app, route, ctx) {
       st.sub.update(st.model);
       if (st.route.params.span) showSpan(st.route.params.span);
     } else if (st.route.tab === 'hops') st.sub.update(st.model);
+    loadPath();
   }
 
   const onKey = (ev) => {
@@ -278,14 +321,40 @@ function pageDom(st) {
     : null;
   const scopeBox = h('div', { class: 'scope-box' });
   const root = h('section', { class: 'trace', 'aria-label': 'Trace', dataset: { scope: st.scope } }, head,
-    scopeBox, origins, truncated, banner, h('div', { class: 'tabbar' }, tabs, live), body);
+    h('div', { class: 'trace-tools' }, scopeBox, compareForm(st)), origins, truncated, banner, h('div', { class: 'tabbar' }, tabs, live), body);
   return { root, head, tabs, live, body, origins, banner, eventsCount, scopeBox };
+}
+
+/* "Compare with…": another CPID, and this trace against it (#/compare/<this>/<other>). */
+function compareForm(st) {
+  const input = h('input', { type: 'text', id: 'compare-with', name: 'compare-with', placeholder: 'another CPID',
+    spellcheck: 'false', autocomplete: 'off', 'aria-describedby': 'compare-error', size: 38 });
+  const error = h('span', { class: 'field-error', id: 'compare-error', role: 'status' });
+  const submit = (ev) => {
+    ev.preventDefault();
+    const other = input.value.trim();
+    if (!isCpid(other)) {
+      error.textContent = other ? `"${other}" is not a CPID` : 'enter a CPID';
+      return;
+    }
+    error.textContent = '';
+    window.location.hash = compareHref(st.data.cpid, normalizeCpid(other), { scope: scopeParam(st) });
+  };
+  return h('form', { class: 'compare-form', id: 'compare-form', onsubmit: submit, 'aria-label': 'Compare with another cascade' },
+    h('label', { for: 'compare-with', class: 'seg-label' }, 'Compare with'), input,
+    h('button', { type: 'submit', class: 'button small' }, 'Compare'), error);
+}
+
+/* The waterfall's link with the critical path's mark shown (on) or hidden. */
+function pathHref(st, on) {
+  const p = st.route.params;
+  return traceHref(st.data.cpid, 'waterfall', { group: p.group, span: p.span, scope: scopeParam(st), path: on ? undefined : 'off' });
 }
 
 /* Own cascade / everything reachable: links to the same tab in the other scope. */
 function scopeToggle(st) {
   const { tab } = st.route;
-  const keep = tab === 'waterfall' ? { group: st.route.params.group } : {};
+  const keep = tab === 'waterfall' ? { group: st.route.params.group, path: st.route.params.path } : {};
   const seg = (scope, label, title) => h('a', {
     href: traceHref(st.data.cpid, tab, { ...keep, scope: scope === 'own' ? undefined : scope }),
     class: scope === st.scope ? 'seg active' : 'seg', 'aria-current': scope === st.scope ? 'true' : null,
@@ -302,7 +371,7 @@ function scopeParam(st) {
 }
 
 function tabLink(st, tab, label) {
-  const params = tab === 'waterfall' ? { group: st.route.params.group, scope: scopeParam(st) } : { scope: scopeParam(st) };
+  const params = tab === 'waterfall' ? { group: st.route.params.group, scope: scopeParam(st), path: st.route.params.path } : { scope: scopeParam(st) };
   return h('a', { href: traceHref(st.data.cpid, tab, params), class: 'tab', dataset: { tab } }, label);
 }
 
@@ -344,13 +413,14 @@ function stat(label, id, value) {
 }
 
 function toolbar(st, group) {
-  const seg = (g, label) => h('a', { href: traceHref(st.data.cpid, 'waterfall', { group: g === 'object' ? undefined : g, span: st.route.params.span, scope: scopeParam(st) }),
+  const seg = (g, label) => h('a', { href: traceHref(st.data.cpid, 'waterfall', { group: g === 'object' ? undefined : g, span: st.route.params.span, scope: scopeParam(st), path: st.route.params.path }),
     class: g === group ? 'seg active' : 'seg', 'aria-current': g === group ? 'true' : null, dataset: { group: g } }, label);
   const counts = new Map();
   for (const sp of st.model.spans) counts.set(sp.service, (counts.get(sp.service) ?? 0) + 1);
   return h('div', { class: 'wf-toolbar' },
     h('div', { class: 'segmented', role: 'group', 'aria-label': 'Group rows' }, h('span', { class: 'seg-label' }, 'Rows:'),
       seg('object', 'By object'), seg('component', 'By component')),
+    st.dom.critBox,
     legend(st.model.services, st.color, counts));
 }
 

@@ -8,9 +8,10 @@
  * and click are delegated to the row box, so no listener is added per bar.
  *
  * Rows carry data-row (their key, "Kind/namespace/name" for an object), bars
- * data-span (span_id) and data-service; merges are diamonds with data-cpid. A row with a
+ * data-span (span_id), data-span-cpid and data-service; merges are diamonds with data-cpid. A row with a
  * stalled write is .stalled with a "!" icon whose title says what it waits for, its bar
- * .stalled; a collapsed row with stalled writes below it gets a lighter icon.
+ * .stalled; a collapsed row with stalled writes below it gets a lighter icon. A write on
+ * the critical path (critpath.js) is a .crit bar with data-crit="true".
  */
 import { h, s } from './dom.js';
 import { flattenRows, subtreeSummary, ancestorKeys, rowKeyOf } from './model.js';
@@ -18,6 +19,7 @@ import { timeAxis, formatDuration } from './time.js';
 import { shortCpid } from './cpid.js';
 import { createTooltip } from './tooltip.js';
 import { stalledRows, stallTooltip } from './stalls.js';
+import { spanKey } from './critpath.js';
 
 const ROW_H = 24;
 const BAR_H = 12;
@@ -32,12 +34,13 @@ const KIND_SHORT = { Deployment: 'deploy', ReplicaSet: 'rs', Pod: 'pod', Service
 /*
  * Mounts a waterfall in container. opts: {model, group, collapsed (Set of keys, kept by
  * the caller so it survives updates), color, selected (span id), onSelect(span|null),
- * stalls (Map span id -> stall)}. Returns {update(model), setStalls(map), select(id,
- * reveal), destroy()}.
+ * stalls (Map span id -> stall), path (Set of critpath.spanKey: the bars to mark)}.
+ * Returns {update(model), setStalls(map), setPath(set), select(id, reveal), destroy()}.
  */
 export function createWaterfall(container, opts) {
   const st = { ...opts, rows: [], window: null, frame: 0, lastRange: '' };
   st.stalls ??= new Map();
+  st.path ??= new Set();
   const markStalls = () => (st.stalled = stalledRows(st.model, st.group, st.stalls));
   markStalls();
   const dom = buildDom(container, st);
@@ -190,6 +193,11 @@ export function createWaterfall(container, opts) {
       markStalls();
       drawRows(true);
     },
+    /* The critical path came or changed (or was hidden: an empty set): bars redrawn. */
+    setPath(keys) {
+      st.path = keys ?? new Set();
+      drawRows(true);
+    },
     select,
     destroy() {
       resize.disconnect();
@@ -296,10 +304,11 @@ function barEls(spans, st) {
     const x1 = xOf(st, sp.end);
     const sel = sp.id === st.selected;
     const stalled = st.stalls.has(sp.id);
-    out.push(s('rect', { class: `bar${sel ? ' selected' : ''}${stalled ? ' stalled' : ''}`, x: x0, y, width: Math.max(3, x1 - x0), height: BAR_H,
+    const crit = st.path.has(spanKey(sp.cpid, sp.id));
+    out.push(s('rect', { class: `bar${sel ? ' selected' : ''}${stalled ? ' stalled' : ''}${crit ? ' crit' : ''}`, x: x0, y, width: Math.max(3, x1 - x0), height: BAR_H,
       rx: 2, fill: st.color(sp.service), tabindex: '0', role: 'button',
-      'aria-label': `${sp.service} ${sp.name}, ${formatDuration(sp.end - sp.start)}${stalled ? ', stalled' : ''}`,
-      dataset: { span: sp.id, service: sp.service } }));
+      'aria-label': `${sp.service} ${sp.name}, ${formatDuration(sp.end - sp.start)}${stalled ? ', stalled' : ''}${crit ? ', on the critical path' : ''}`,
+      dataset: crit ? { span: sp.id, service: sp.service, spanCpid: sp.cpid, crit: 'true' } : { span: sp.id, service: sp.service, spanCpid: sp.cpid } }));
   }
   return out;
 }
@@ -348,6 +357,7 @@ function showSpanTip(tip, st, span, ev) {
     ['from t=0', `${formatDuration(span.start)} → ${formatDuration(span.end)}`],
     ['cpid', shortCpid(span.cpid)],
     ...(a.user ? [['user', a.user]] : []),
+    ...(st.path.has(spanKey(span.cpid, span.id)) ? [['critical path', 'yes']] : []),
     ...(st.stalls.has(span.id) ? [['stalled', stallTooltip(st.stalls.get(span.id)).replace(/^stalled: /, '')]] : []),
   ], ev.clientX, ev.clientY);
 }

@@ -176,3 +176,23 @@ test('every stall now: GET /v1/stalls, null from an older server', async () => {
   const bad = createApi({ fetch: fakeFetch(() => json(503, { error: 'x' })).fn, storage: store() });
   await assert.rejects(bad.stalls(), (e) => e.kind === 'server');
 });
+
+test('the critical path and two cascades compared: their paths, scope, and errors', async () => {
+  const B = '00000021-0000-4000-8000-000000000000';
+  let status = 200;
+  const f = fakeFetch(() => json(status, status === 200 ? { hops: [] } : status === 404 ? { error: 'no such CPID', field: 'cpid' } : { error: 'must be a CPID', field: 'a' }));
+  const api = createApi({ base: 'http://127.0.0.1:1', fetch: f.fn, storage: store(), prefetch: null });
+  assert.deepEqual(await api.criticalPath(C), { hops: [] });
+  await api.criticalPath(C, { scope: 'reachable' });
+  await api.compare(C, B);
+  await api.compare(C, B, { scope: 'reachable' });
+  assert.deepEqual(f.calls.map((c) => c.url), [`http://127.0.0.1:1/v1/cpids/${C}/critical-path`,
+    `http://127.0.0.1:1/v1/cpids/${C}/critical-path?scope=reachable`,
+    `http://127.0.0.1:1/v1/compare?a=${C}&b=${B}`, `http://127.0.0.1:1/v1/compare?a=${C}&b=${B}&scope=reachable`]);
+  await assert.rejects(api.compare('nope', B), (e) => e.kind === 'malformed');
+  status = 404;
+  assert.equal(await api.criticalPath(C), null);
+  await assert.rejects(api.compare(C, B), (e) => e.kind === 'unknown' && e.message.includes(B));
+  status = 400;
+  await assert.rejects(api.compare(C, B), (e) => e.kind === 'malformed');
+});

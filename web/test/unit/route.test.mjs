@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseRoute, formatRoute, scopeOf, traceHref, withParams } from '../../src/route.js';
+import { parseRoute, formatRoute, scopeOf, traceHref, withParams, compareHref, showsPath } from '../../src/route.js';
 
 const C = '3f2b8e4c-9a1d-4c7e-8f00-1b2c3d4e5f60';
 
@@ -47,4 +47,18 @@ test('the scope: own unless the URL says reachable, kept by links', () => {
   assert.equal(scopeOf(parseRoute('#/find?scope=reachable&kind=Pod')), 'reachable');
   assert.equal(traceHref('abc', 'hops', { scope: 'reachable' }), '#/trace/abc/hops?scope=reachable');
   assert.equal(traceHref('abc', 'waterfall', { scope: undefined }), '#/trace/abc');
+});
+
+test('the compare route: two CPIDs, a scope, its inverse; the critical path\'s toggle', () => {
+  const B = '00000021-0000-4000-8000-000000000000';
+  assert.deepEqual(parseRoute(`#/compare/${C}/${B}`), { view: 'compare', a: C, b: B, params: {} });
+  assert.deepEqual(parseRoute(`#/compare/${C}/${B}?scope=reachable`).params, { scope: 'reachable' });
+  assert.equal(parseRoute(`#/compare/${C}`).view, 'notfound');
+  assert.equal(parseRoute(`#/compare/${C}/${B}/x`).view, 'notfound');
+  assert.equal(compareHref(C, B, { scope: undefined }), `#/compare/${C}/${B}`);
+  for (const hash of [`#/compare/${C}/${B}`, `#/compare/${C}/${B}?scope=reachable`, `#/trace/${C}?path=off`]) {
+    assert.equal(formatRoute(parseRoute(hash)), hash);
+  }
+  assert.equal(showsPath(parseRoute(`#/trace/${C}`)), true);
+  assert.equal(showsPath(parseRoute(`#/trace/${C}?path=off`)), false);
 });
