@@ -69,33 +69,16 @@ static void bundle(const rig_t *r) {
 }
 
 static void server_start(rig_t *r) {
-  char db[96], log[96], web[96], tokens[96];
-  snprintf(db, sizeof db, "%s/trace.db", r->dir);
-  snprintf(log, sizeof log, "%s/server.log", r->dir);
+  char web[96], tokens[96];
   snprintf(web, sizeof web, "%s/web", r->dir);
   snprintf(tokens, sizeof tokens, "%s/readers", r->dir);
   put_file(r->dir, "readers", TOKEN "\n");
-  r->server = fork();
-  assert_true(r->server >= 0);
-  if (r->server == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
-    execl(bin("RIPPLE_SERVER_BIN"), "ripple-server", "--listen", "127.0.0.1:0", "--db", db, "--web",
-          web, "--reader-token-file", tokens, (char *)NULL);
-    _exit(127);
-  }
-  unsigned port = test_listen_port(log, 30000);
-  if (!port) fail_msg("ripple-server did not start (see %s)", log);
-  snprintf(r->base, sizeof r->base, "http://127.0.0.1:%u", port);
+  const char *const more[] = {"--web", web, "--reader-token-file", tokens, NULL};
+  r->server = test_server_start(r->dir, more, r->base, sizeof r->base);
 }
 
 static void post(const rig_t *r, const char *path, const char *body) {
-  char url[128];
-  snprintf(url, sizeof url, "%s%s", r->base, path);
-  hc_resp_t a;
-  assert_int_equal(hc_request("POST", url, body, strlen(body), NULL, &a), 0);
-  if (a.status != 200) fail_msg("POST %s: %ld %s", path, a.status, a.body ? a.body : "");
-  hc_resp_free(&a);
+  if (!hc_post_ok(r->base, path, body)) fail_msg("POST %s was not accepted", path);
 }
 
 static void record(const rig_t *r) {

@@ -36,35 +36,14 @@ typedef struct rig {
   pid_t pid;
 } rig_t;
 
+/* ripple-server on a free port (test_server_start), without the dashboard. */
 static void server_start(rig_t *r) {
-  const char *server = getenv("RIPPLE_SERVER_BIN");
-  if (!server || !*server) {
-    fail_msg("$RIPPLE_SERVER_BIN is not set (run through ctest)");
-    return;
-  }
-  char db[96], log[96];
-  snprintf(db, sizeof db, "%s/trace.db", r->dir);
-  snprintf(log, sizeof log, "%s/server.log", r->dir);
-  r->pid = fork();
-  assert_true(r->pid >= 0);
-  if (r->pid == 0) {
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
-    execl(server, server, "--listen", "127.0.0.1:0", "--db", db, "--no-web", (char *)NULL);
-    _exit(127);
-  }
-  unsigned port = test_listen_port(log, 30000);
-  if (!port) fail_msg("ripple-server did not start (see %s)", log);
-  snprintf(r->base, sizeof r->base, "http://127.0.0.1:%u", port);
+  static const char *const more[] = {"--no-web", NULL};
+  r->pid = test_server_start(r->dir, more, r->base, sizeof r->base);
 }
 
 static void post(const rig_t *r, const char *path, const char *body) {
-  char url[128];
-  snprintf(url, sizeof url, "%s%s", r->base, path);
-  hc_resp_t a;
-  assert_int_equal(hc_request("POST", url, body, strlen(body), NULL, &a), 0);
-  if (a.status != 200) fail_msg("POST %s: %ld %s", path, a.status, a.body ? a.body : "");
-  hc_resp_free(&a);
+  if (!hc_post_ok(r->base, path, body)) fail_msg("POST %s was not accepted", path);
 }
 
 static const char *span_json(const char *cpid, const char *id, const char *service,

@@ -54,6 +54,16 @@ void hc_resp_free(hc_resp_t *r) {
   memset(r, 0, sizeof *r);
 }
 
+int hc_post_ok(const char *base, const char *path, const char *body) {
+  char url[1024];
+  snprintf(url, sizeof url, "%s%s", base, path);
+  hc_resp_t r;
+  int ok = hc_request("POST", url, body, strlen(body), NULL, &r) == 0 && r.status == 200;
+  if (!ok) fprintf(stderr, "POST %s: status %ld, body %s\n", url, r.status, r.body ? r.body : "");
+  hc_resp_free(&r);
+  return ok;
+}
+
 json_t *hc_get_json(const char *base, const char *path, long want) {
   char url[1024];
   snprintf(url, sizeof url, "%s%s", base, path);

@@ -20,6 +20,10 @@ int hc_request(const char *method, const char *url, const char *body, size_t len
                hc_resp_t *out);
 void hc_resp_free(hc_resp_t *r);
 
+/* POST body (JSON) to base+path: 1 when the answer is 200, else 0 with the
+ * answer on stderr. */
+int hc_post_ok(const char *base, const char *path, const char *body);
+
 /* GET base+path and parse the JSON answer; NULL unless the status is `want`. */
 json_t *hc_get_json(const char *base, const char *path, long want);
 

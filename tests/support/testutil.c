@@ -3,6 +3,7 @@
  */
 #include "testutil.h"
 
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,33 @@ int test_exec(const char *bin, char *const first[], char *const args[], char **e
   waitpid(pid, &st, 0);
   *err = b.p;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+pid_t test_server_start(const char *dir, const char *const *more, char *base, size_t cap) {
+  const char *server = getenv("RIPPLE_SERVER_BIN");
+  if (!server || !*server) {
+    fail_msg("$RIPPLE_SERVER_BIN is not set (run through ctest)");
+    return -1;
+  }
+  char db[256], log[256];
+  snprintf(db, sizeof db, "%s/trace.db", dir);
+  snprintf(log, sizeof log, "%s/server.log", dir);
+  const char *argv[32] = {server, "--listen", "127.0.0.1:0", "--db", db};
+  size_t n = 5;
+  for (size_t i = 0; more && more[i] && n < sizeof argv / sizeof argv[0] - 1; i++)
+    argv[n++] = more[i];
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
+    execv(server, (char *const *)argv);
+    _exit(127);
+  }
+  unsigned port = test_listen_port(log, 30000);
+  if (!port) fail_msg("ripple-server did not start (see %s)", log);
+  snprintf(base, cap, "http://127.0.0.1:%u", port);
+  return pid;
 }
 
 unsigned test_listen_port(const char *path, int timeout_ms) {

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include <sys/types.h>
+
 #include "ripple/ripple.h"
 
 #define CAP_MAX 4096
@@ -61,6 +63,13 @@ int mergelog_has_source(const cap_mergelog_t *ml, const ripple_cpid_t *id);
  * addr=127.0.0.1:PORT") in the log file at path, read again every 10 ms for up
  * to timeout_ms while the program starts; 0 if it did not say so in time. */
 unsigned test_listen_port(const char *path, int timeout_ms);
+
+/* ripple-server ($RIPPLE_SERVER_BIN, which ctest sets) on a free loopback
+ * port over dir/trace.db, its log in dir/server.log, with the arguments of
+ * more (NULL-terminated; NULL: none) after --listen and --db; its URL,
+ * "http://127.0.0.1:PORT", into base. Returns its pid (stop it with SIGTERM
+ * and waitpid); fails the test when it does not start. */
+pid_t test_server_start(const char *dir, const char *const *more, char *base, size_t cap);
 
 /* dir/name in one of a few rotating buffers, so calls can be nested. */
 const char *test_path(const char *dir, const char *name);
