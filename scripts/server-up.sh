@@ -3,7 +3,7 @@
 # free loopback port over DIR/trace.db, its log in DIR/server.log, and wait
 # until it listens. Sets server_pid and server_url; fails (status 1, the log
 # on stderr) when it does not start. Sourced by the benchmarks and tests that
-# run a server of their own (bench/bench-dashboard.sh, tests/web/live.sh);
+# run a server of their own (bench/bench-dashboard.sh, tests/web/e2e.sh);
 # the caller stops it (kill "$server_pid").
 server_up() {
   local bin=$1 dir=$2 port=
