@@ -29,6 +29,7 @@
 #define RIPPLEX_CRITPATH_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 /* The critical path of trace (an object with "spans" and "mergelogs" arrays),
  * into *out:
@@ -39,5 +40,42 @@
  * skipped. RIPPLE_OK (an empty trace gives no hops), RIPPLE_EINVAL (trace
  * is not an object), RIPPLE_ENOMEM. */
 int critpath_compute(const json_t *trace, json_t **out);
+
+/* A time critpath_split does not know. */
+#define CRITPATH_UNKNOWN INT64_MIN
+
+/* The parts of one hop (ns); -1 for a part whose data is absent. */
+typedef struct critpath_parts {
+  int64_t seen, wrote, admission;
+  int clamped; /* a time was outside its place in the order and was moved */
+} critpath_parts_t;
+
+/* One hop's time, pred_end to end (the webhook's answers to the
+ * predecessor's write and to this write), split at two instants when known
+ * (CRITPATH_UNKNOWN otherwise): seen, when the watch agent observed the
+ * predecessor's change of its object (the closest stand-in for when the
+ * controller's informer saw it), and received, when the API server received
+ * this write (its audit event's requestReceivedTimestamp). Parts:
+ *   seen      pred_end -> seen          (only with seen)
+ *   wrote     seen (else pred_end) -> received (else end)
+ *                                       (with seen or received)
+ *   admission received -> end           (only with received)
+ * The instants come from three clocks (agent, API server, webhook) and
+ * arrive in any order, so each is clamped into [the one before, end]: no
+ * part is negative, and the known parts always add up to end - pred_end
+ * (0 when end is before pred_end). clamped says one was moved. */
+void critpath_split(int64_t pred_end, int64_t seen, int64_t received, int64_t end,
+                    critpath_parts_t *out);
+
+/* Each hop of path (critpath_compute's answer) after the first gets
+ * "parts": {"seen_ms", "wrote_ms", "admission_ms", "clamped"} (critpath_split;
+ * absent parts left out, "clamped" only when true) from details (GET
+ * /v1/cpids/{cpid}/details: its "writes", each a span_id with its "change"
+ * and "audit"): seen from the change joined to the hop's predecessor's span
+ * ("time"), received from the audit event joined to the hop's own span
+ * ("received"). A hop with neither gets no parts. details NULL or without
+ * writes: nothing added. RIPPLE_OK, RIPPLE_EINVAL (path is not an object),
+ * RIPPLE_ENOMEM. */
+int critpath_add_parts(json_t *path, const json_t *details);
 
 #endif

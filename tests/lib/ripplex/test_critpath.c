@@ -206,12 +206,124 @@ static void bad_input(void **state) {
   json_decref(empty);
 }
 
+/* ---- a hop split into its parts ---- */
+
+#define MS 1000000LL
+#define U CRITPATH_UNKNOWN
+
+static void split_parts(void **state) {
+  (void)state;
+  critpath_parts_t p;
+  /* All known, in order: 5 ms until seen, 2012 until received, 5 admission. */
+  critpath_split(10 * MS, 15 * MS, 2027 * MS, 2032 * MS, &p);
+  assert_true(p.seen == 5 * MS && p.wrote == 2012 * MS && p.admission == 5 * MS);
+  assert_false(p.clamped);
+  /* No watch agent: no seen part; wrote runs from the predecessor's end. */
+  critpath_split(10 * MS, U, 2027 * MS, 2032 * MS, &p);
+  assert_true(p.seen == -1 && p.wrote == 2017 * MS && p.admission == 5 * MS);
+  /* No audit: no admission part; wrote runs to the write's end. */
+  critpath_split(10 * MS, 15 * MS, U, 2032 * MS, &p);
+  assert_true(p.seen == 5 * MS && p.wrote == 2017 * MS && p.admission == -1);
+  /* Neither: no parts at all. */
+  critpath_split(10 * MS, U, U, 2032 * MS, &p);
+  assert_true(p.seen == -1 && p.wrote == -1 && p.admission == -1);
+  assert_false(p.clamped);
+}
+
+/* Three clocks and any arrival order: clamped, never negative, and the
+ * parts still add up to the hop. */
+static void split_clamped(void **state) {
+  (void)state;
+  critpath_parts_t p;
+  /* Seen before the predecessor's end (the agent's clock behind). */
+  critpath_split(10 * MS, 8 * MS, 20 * MS, 30 * MS, &p);
+  assert_true(p.seen == 0 && p.wrote == 10 * MS && p.admission == 10 * MS);
+  assert_true(p.clamped);
+  /* Received before seen: no time writing. */
+  critpath_split(10 * MS, 25 * MS, 20 * MS, 30 * MS, &p);
+  assert_true(p.seen == 15 * MS && p.wrote == 0 && p.admission == 5 * MS);
+  assert_true(p.clamped);
+  /* Both after the write's end. */
+  critpath_split(10 * MS, 40 * MS, 50 * MS, 30 * MS, &p);
+  assert_true(p.seen == 20 * MS && p.wrote == 0 && p.admission == 0);
+  assert_true(p.clamped);
+  /* The write's end before its predecessor's: a hop of 0, all parts 0. */
+  critpath_split(10 * MS, 12 * MS, 11 * MS, 5 * MS, &p);
+  assert_true(p.seen == 0 && p.wrote == 0 && p.admission == 0);
+  /* Times a hostile trace could give: no overflow, no parts. */
+  critpath_split(INT64_MIN + 1, 0, 0, INT64_MAX, &p);
+  assert_true(p.seen == -1 && p.wrote == -1 && p.admission == -1);
+}
+
+static const json_t *parts(const json_t *path, size_t i) {
+  return json_object_get(json_array_get(json_object_get(path, "hops"), i), "parts");
+}
+
+static double part(const json_t *path, size_t i, const char *k) {
+  const json_t *v = json_object_get(parts(path, i), k);
+  return v ? json_real_value(v) : -1;
+}
+
+/* The details' writes: the ReplicaSet's update (02) seen at 15 ms, the
+ * binding (06) received at 2027 ms, the later Pod's status (08) seen at
+ * 2115 ms. */
+static json_t *details_of(void) {
+  return json_pack("{s:[{s:s, s:{s:s}, s:n}, {s:s, s:n, s:{s:s, s:s}}, {s:s, s:{s:s}, s:n}]}",
+                   "writes", "span_id", "02", "change", "time", "2026-11-28T00:00:00.015Z", "audit",
+                   "span_id", "06", "change", "audit", "received", "2026-11-28T00:00:02.027Z",
+                   "time", "2026-11-28T00:00:02.040Z", "span_id", "08", "change", "time",
+                   "2026-11-28T00:00:02.115Z", "audit");
+}
+
+static void hop_parts(void **state) {
+  (void)state;
+  json_t *t = scale_trace(), *path, *d = details_of();
+  assert_int_equal(critpath_compute(t, &path), RIPPLE_OK);
+  assert_int_equal(critpath_add_parts(path, d), RIPPLE_OK);
+  /* The first hop waited for nothing; the ReplicaSet's had no facts. */
+  assert_null(parts(path, 0));
+  assert_null(parts(path, 1));
+  /* The binding (hop 2, 2022 ms): seen 5, wrote 2012, admission 5. */
+  assert_string_equal(hop(path, 2, "span_id"), "06");
+  assert_true(part(path, 2, "seen_ms") == 5.0);
+  assert_true(part(path, 2, "wrote_ms") == 2012.0);
+  assert_true(part(path, 2, "admission_ms") == 5.0);
+  assert_null(json_object_get(parts(path, 2), "clamped"));
+  /* The Pod's status (08, 78 ms) has no facts of its own nor its
+   * predecessor's (06 has no change): none. */
+  assert_null(parts(path, 3));
+  /* The ReplicaSet's status (0b, 10 ms) after 08, seen at 2115 ms (its end
+   * 2120): seen 5, wrote 5, no audit: no admission. */
+  assert_true(part(path, 4, "seen_ms") == 5.0);
+  assert_true(part(path, 4, "wrote_ms") == 5.0);
+  assert_true(part(path, 4, "admission_ms") == -1);
+  /* No details, or details without writes: nothing added. */
+  json_decref(path);
+  assert_int_equal(critpath_compute(t, &path), RIPPLE_OK);
+  assert_int_equal(critpath_add_parts(path, NULL), RIPPLE_OK);
+  json_t *odd = json_pack("{s:[s, {s:i}, {s:s, s:s}]}", "writes", "x", "span_id", 7, "span_id",
+                          "06", "audit", "garbage");
+  assert_int_equal(critpath_add_parts(path, odd), RIPPLE_OK);
+  for (size_t i = 0; i < 6; i++) assert_null(parts(path, i));
+  assert_int_equal(critpath_add_parts(odd, d), RIPPLE_OK);
+  json_t *arr = json_array();
+  assert_int_equal(critpath_add_parts(arr, d), RIPPLE_EINVAL);
+  json_decref(arr);
+  json_decref(odd);
+  json_decref(path);
+  json_decref(d);
+  json_decref(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(through_the_binding),
       cmocka_unit_test(status_after_children),
       cmocka_unit_test(compared),
       cmocka_unit_test(bad_input),
+      cmocka_unit_test(split_parts),
+      cmocka_unit_test(split_clamped),
+      cmocka_unit_test(hop_parts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
