@@ -154,7 +154,7 @@ static void time_paths(srv_t *s, const ripple_cpid_t *a, const ripple_cpid_t *b,
     out.len = 0;
     int64_t t0 = mono_ns();
     int st = b ? paths_compare(&s->core, a, b, GRAPH_OWN, 100000, &out)
-               : paths_critical(&s->core, a, GRAPH_OWN, 100000, &out);
+               : paths_critical(&s->core, &s->details, a, GRAPH_OWN, 100000, &out);
     if (st != 200) failures++;
     lat[r] = mono_ns() - t0;
   }

@@ -33,13 +33,33 @@ static int put(json_t *o, sbuf_t *out) {
   return 200;
 }
 
-int paths_critical(core_t *c, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
-                   sbuf_t *out) {
+/* The details of cpid's cascade (the same scope and limit as its trace), or
+ * NULL: without them the path has no parts, and is still right. */
+static json_t *details_of(tdet_t *d, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit) {
+  if (!d) return NULL;
+  sbuf_t b;
+  sbuf_init(&b);
+  json_t *j = NULL;
+  if (tdet_answer(d, cpid, scope, limit, &b) == 200) j = json_loadb(b.p ? b.p : "", b.len, 0, NULL);
+  sbuf_free(&b);
+  return j;
+}
+
+int paths_critical(core_t *c, tdet_t *details, const ripple_cpid_t *cpid, graph_scope_t scope,
+                   size_t limit, sbuf_t *out) {
   json_t *t, *path = NULL;
   int status = load(c, cpid, scope, limit, &t);
   if (status != 200) return status;
   if (critpath_compute(t, &path) != RIPPLE_OK) {
     json_decref(t);
+    return 500;
+  }
+  json_t *d = details_of(details, cpid, scope, limit);
+  int rc = critpath_add_parts(path, d);
+  json_decref(d);
+  if (rc != RIPPLE_OK) {
+    json_decref(t);
+    json_decref(path);
     return 500;
   }
   json_object_set(path, "cpid", json_object_get(t, "cpid"));

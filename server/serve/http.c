@@ -335,7 +335,8 @@ static enum MHD_Result handle_critical(http_t *h, struct MHD_Connection *c,
   if (!whole_args(h, c, &limit, &scope, &rc)) return rc;
   sbuf_t b;
   sbuf_init(&b);
-  return send_cpid_answer(c, paths_critical(&h->srv->core, id, scope, limit, &b), &b);
+  return send_cpid_answer(c, paths_critical(&h->srv->core, &h->srv->details, id, scope, limit, &b),
+                          &b);
 }
 
 /* A CPID from the query argument name; 0 when it is not one. */

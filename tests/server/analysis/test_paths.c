@@ -3,8 +3,9 @@
  * (server/analysis/paths.h) on the trace server in the test's process
  * (server_rig.h): two scales of one Deployment as the webhook sends them,
  * the second with a scheduler 2 s slower. The first's critical path runs
- * through its binding; compared, the binding is the hop that changed; the
- * arguments are checked.
+ * through its binding, whose parts come from the details posted (the watch
+ * agent's change, the audit event); compared, the binding is the hop that
+ * changed; the arguments are checked.
  */
 #include <stdio.h>
 #include <string.h>
@@ -32,9 +33,10 @@ static void span(sbuf_t *s, int key, int n, const char *svc, const char *name, c
               "%s{\"cpid\":\"%s\",\"span_id\":\"%016x\",\"service\":\"%s\",\"name\":\"%s\","
               "\"start\":\"2026-11-24T10:%02d:00Z\",\"end\":\"2026-11-24T10:%02d:%02d.%03dZ\","
               "\"attributes\":{\"kind\":\"%s\",\"namespace\":\"d\",\"name\":\"%s\",\"uid\":"
-              "\"%s-uid\",\"owner\":\"%s\"}}",
+              "\"%s-uid\",\"owner\":\"%s\",\"operation\":\"UPDATE\",\"resourceVersion\":"
+              "\"%d\"}}",
               s->len > 1 ? "," : "", id(key), (unsigned)(key * 100 + n), svc, name, k, k, ms / 1000,
-              ms % 1000, kind, obj, obj, owner);
+              ms % 1000, kind, obj, obj, owner, n);
 }
 
 /* Scale k at minute k: the person's update, the ReplicaSet's, a binding
@@ -90,6 +92,66 @@ static void critical_path(void **state) {
   json_decref(hc_get_json(r->base, path, 404));
 }
 
+static const json_t *hop_parts(const json_t *path, size_t i) {
+  return json_object_get(json_array_get(json_object_get(path, "hops"), i), "parts");
+}
+
+static double part(const json_t *parts, const char *k) {
+  const json_t *v = json_object_get(parts, k);
+  return v ? json_real_value(v) : -1;
+}
+
+/* Each hop split into its parts from the details joined to the path's
+ * spans: the watch agent saw the ReplicaSet's update 5 ms after it (the
+ * binding's predecessor), the API server received the binding 15 ms
+ * before the webhook answered it; the scheduler's 2 s are its "wrote". */
+static void critical_parts(void **state) {
+  rig_t *r = *state;
+  rig_open(r);
+  post_scale(r, 1, 2040);
+  char path[160], body[1200];
+  snprintf(path, sizeof path, "/v1/cpids/%s/critical-path", id(P(1)));
+  json_t *j = hc_get_json(r->base, path, 200);
+  for (size_t i = 0; i < 4; i++) assert_null(hop_parts(j, i)); /* no details yet */
+  json_decref(j);
+  /* The ReplicaSet's change: its uid and the version its span started from. */
+  snprintf(body, sizeof body,
+           "[{\"type\":\"change\",\"op\":\"update\",\"time\":\"2026-11-24T10:01:00.015Z\","
+           "\"object\":{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"namespace\":"
+           "\"d\",\"name\":\"web-1\",\"uid\":\"web-1-uid\"},\"resourceVersion\":\"3\","
+           "\"previousResourceVersion\":\"2\",\"cpid\":\"%s\",\"diff\":[{\"path\":"
+           "\"/spec/replicas\",\"old\":1,\"new\":2}]}]",
+           id(N(1)));
+  rig_post(r, "details", body);
+  /* The binding's audit event, joined by the webhook's span annotation. */
+  snprintf(body, sizeof body,
+           "{\"kind\":\"EventList\",\"apiVersion\":\"audit.k8s.io/v1\",\"items\":[{"
+           "\"kind\":\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\","
+           "\"auditID\":\"au-b\",\"stage\":\"ResponseComplete\",\"verb\":\"create\","
+           "\"user\":{\"username\":\"system:kube-scheduler\"},\"objectRef\":{\"resource\":"
+           "\"pods\",\"subresource\":\"binding\",\"namespace\":\"d\",\"name\":\"web-1-a\","
+           "\"apiVersion\":\"v1\"},\"responseStatus\":{\"code\":201},"
+           "\"requestReceivedTimestamp\":\"2026-11-24T10:01:02.025Z\","
+           "\"stageTimestamp\":\"2026-11-24T10:01:02.048Z\","
+           "\"annotations\":{\"ripple.example/ripple-span\":\"%016x\"}}]}",
+           (unsigned)(N(1) * 100 + 4));
+  rig_post(r, "audit", body);
+  j = hc_get_json(r->base, path, 200);
+  const json_t *bind = json_array_get(json_object_get(j, "hops"), 2);
+  assert_string_equal(str(bind, "component"), "kube-scheduler");
+  assert_true(json_real_value(json_object_get(bind, "ms")) == 2030.0);
+  const json_t *p = json_object_get(bind, "parts");
+  assert_true(part(p, "seen_ms") == 5.0);
+  assert_true(part(p, "wrote_ms") == 2010.0);
+  assert_true(part(p, "admission_ms") == 15.0);
+  assert_null(json_object_get(p, "clamped"));
+  /* The ReplicaSet's hop had neither its predecessor's change nor its own
+   * audit event; the Pod's status neither. */
+  assert_null(hop_parts(j, 1));
+  assert_null(hop_parts(j, 3));
+  json_decref(j);
+}
+
 static void compared(void **state) {
   rig_t *r = *state;
   rig_open(r);
@@ -116,6 +178,7 @@ static void compared(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(critical_path, rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(critical_parts, rig_setup, rig_teardown),
       cmocka_unit_test_setup_teardown(compared, rig_setup, rig_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
