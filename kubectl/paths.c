@@ -4,7 +4,9 @@
  * `kubectl ripple diff CPID_A CPID_B`: two cascades of the same kind of
  * change compared. Both are computed here by ripplex (critpath.h,
  * compare.h) from the traces this plugin reads anyway, the same code the
- * trace server's /critical-path and /v1/compare answer with.
+ * trace server's /critical-path and /v1/compare answer with; the path's
+ * hops split into their parts from the server's details of the cascade
+ * (critpath_add_parts), as the server's /critical-path does.
  */
 #include <stdio.h>
 #include <string.h>
@@ -60,25 +62,71 @@ static void object_of(const json_t *h, char *out, size_t cap) {
     snprintf(out, cap, "%s", kind);
 }
 
+/* One part of a hop (critpath.h) as a column: "-" when it is not known. */
+static void part_col(const json_t *h, const char *k, char *out, size_t cap) {
+  const json_t *v = json_object_get(json_object_get(h, "parts"), k);
+  if (json_is_number(v))
+    snprintf(out, cap, "%.0f", json_number_value(v));
+  else
+    snprintf(out, cap, "-");
+}
+
+/* The parts' columns (seen, wrote, admission) of h, or "" without parts. */
+static void parts_cols(const json_t *h, int any, char *out, size_t cap) {
+  char a[32], b[32], c[32];
+  if (!any) {
+    *out = 0;
+    return;
+  }
+  part_col(h, "seen_ms", a, sizeof a);
+  part_col(h, "wrote_ms", b, sizeof b);
+  part_col(h, "admission_ms", c, sizeof c);
+  snprintf(out, cap, " %7s %7s %7s ", a, b, c);
+}
+
 static void print_path(FILE *f, const json_t *path, const char *cpid, int colour) {
   const char *bold = colour ? C_BOLD : "", *reset = colour ? C_RESET : "";
   const json_t *hops = json_object_get(path, "hops"), *h, *longest = NULL;
   size_t i;
+  int any = 0; /* a hop has parts: their columns are shown */
   json_array_foreach(hops, i, h) {
     if (!longest || num(h, "ms") > num(longest, "ms")) longest = h;
+    any |= json_object_get(h, "parts") != NULL;
   }
   fprintf(f, "critical path of %s: %zu hops, %.0f ms from the change to its last write\n", cpid,
           json_array_size(hops), num(path, "total_ms"));
-  fprintf(f, "  %8s  %-24s %-28s %s\n", "+ms", "component", "write", "object");
+  char head[64] = "";
+  if (any) snprintf(head, sizeof head, " %7s %7s %7s ", "seen", "wrote", "adm");
+  fprintf(f, "  %8s %s %-24s %-28s %s\n", "+ms", head, "component", "write", "object");
   json_array_foreach(hops, i, h) {
-    char comp[64], write[64], obj[480]; /* kind, namespace, name and two separators */
+    char comp[64], write[64], obj[480], parts[100]; /* obj: kind, namespace, name, separators */
     clean(s(h, "component"), comp, sizeof comp);
     clean(s(h, "write"), write, sizeof write);
     object_of(h, obj, sizeof obj);
+    parts_cols(h, any, parts, sizeof parts);
     int mark = h == longest && num(h, "ms") > 0;
-    fprintf(f, "%s  %8.0f  %-24s %-28s %s%s\n", mark ? bold : "", num(h, "ms"), comp, write, obj,
-            mark ? reset : "");
+    fprintf(f, "%s  %8.0f %s %-24s %-28s %s%s\n", mark ? bold : "", num(h, "ms"), parts, comp,
+            write, obj, mark ? reset : "");
   }
+  if (any)
+    fprintf(f,
+            "+ms split (ms): seen, until the watch agent saw the write before; wrote, until "
+            "the API server received this one; adm, its admission (docs/api.md)\n");
+}
+
+/* Each hop's parts from the server's details of the trace's scope
+ * (critpath_add_parts). A server older than details (404) gives none; a
+ * failure is said on stderr and the path shown without them. */
+static void add_parts(kr_ts_t *ts, const char *cpid, int reachable, json_t *path) {
+  char err[1024];
+  json_t *d = NULL;
+  int rc = kr_tserver_cpid_get(
+      ts, cpid, reachable ? "details?scope=reachable" : "details?scope=own", &d, err, sizeof err);
+  if (rc == RIPPLE_OK && critpath_add_parts(path, d) != RIPPLE_OK)
+    snprintf(err, sizeof err, "out of memory"), rc = RIPPLE_ENOMEM;
+  if (rc != RIPPLE_OK && rc != RIPPLE_ENOENT)
+    fprintf(stderr, "warning: the critical path without its hops' parts: %s\n", err);
+  json_decref(d);
 }
 
 int kr_critical_path(const kr_args_t *a, kr_ts_t *ts, const char *cpid) {
@@ -90,6 +138,7 @@ int kr_critical_path(const kr_args_t *a, kr_ts_t *ts, const char *cpid) {
     fprintf(stderr, "error: %s\n", err);
     return 1;
   }
+  add_parts(ts, cpid, a->reachable, path);
   int rc = 0;
   if (a->json) {
     json_object_set_new(path, "cpid", json_string(cpid));

@@ -221,12 +221,85 @@ static void test_critical_path_and_diff(void **state) {
   assert_non_null(strstr(out, "create pods"));
 }
 
+#define P3 "00000013-0000-4000-8000-000000000000" /* a change of two writes, with details */
+
+/* The person's update of a Deployment (version 10, answered at .000) and
+ * the deployment controller's status write (answered at .100); the watch
+ * agent saw the first at .020, the API server received the second at .090. */
+static void post_with_details(const rig_t *r) {
+  post(r, "/v1/mergelogs",
+       "[{\"cpid\":\"" P3 "\",\"sources\":[],\"time\":\"2026-11-22T00:05:00Z\"}]");
+  post(r, "/v1/spans",
+       "[{\"cpid\":\"" P3
+       "\",\"span_id\":\"00000000000003a1\",\"service\":\"kubernetes-admin\","
+       "\"name\":\"update deployments\",\"start\":\"2026-11-22T00:05:00Z\",\"end\":"
+       "\"2026-11-22T00:05:00.000Z\",\"attributes\":{\"kind\":\"Deployment\",\"namespace\":"
+       "\"demo\",\"name\":\"api\",\"uid\":\"dep-3\",\"resourceVersion\":\"10\","
+       "\"operation\":\"UPDATE\"}},"
+       "{\"cpid\":\"" P3
+       "\",\"span_id\":\"00000000000003a2\",\"service\":\"deployment-controller\","
+       "\"name\":\"update deployments/status\",\"start\":\"2026-11-22T00:05:00.090Z\","
+       "\"end\":\"2026-11-22T00:05:00.100Z\",\"attributes\":{\"kind\":\"Deployment\","
+       "\"namespace\":\"demo\",\"name\":\"api\",\"uid\":\"dep-3\",\"resourceVersion\":"
+       "\"11\",\"operation\":\"UPDATE\"}}]");
+  post(r, "/v1/details",
+       "[{\"type\":\"change\",\"op\":\"update\",\"time\":\"2026-11-22T00:05:00.020Z\","
+       "\"object\":{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"namespace\":"
+       "\"demo\",\"name\":\"api\",\"uid\":\"dep-3\"},\"resourceVersion\":\"11\","
+       "\"previousResourceVersion\":\"10\",\"cpid\":\"" P3
+       "\",\"diff\":[{\"path\":\"/spec/replicas\",\"old\":1,\"new\":2}]}]");
+  post(r, "/v1/audit",
+       "{\"kind\":\"EventList\",\"apiVersion\":\"audit.k8s.io/v1\",\"items\":[{\"kind\":"
+       "\"Event\",\"apiVersion\":\"audit.k8s.io/v1\",\"level\":\"Metadata\",\"auditID\":"
+       "\"au-3\",\"stage\":\"ResponseComplete\",\"verb\":\"update\",\"user\":{\"username\":"
+       "\"system:serviceaccount:kube-system:deployment-controller\"},\"objectRef\":{"
+       "\"resource\":\"deployments\",\"subresource\":\"status\",\"namespace\":\"demo\","
+       "\"name\":\"api\",\"apiGroup\":\"apps\",\"apiVersion\":\"v1\"},\"responseStatus\":"
+       "{\"code\":200},\"requestReceivedTimestamp\":\"2026-11-22T00:05:00.090Z\","
+       "\"stageTimestamp\":\"2026-11-22T00:05:00.120Z\",\"annotations\":{"
+       "\"ripple.example/ripple-span\":\"00000000000003a2\"}}]}");
+}
+
+/* The path's hops split into their parts from the server's details: in
+ * -o json as the server gives them, and as columns in the text. */
+static void test_critical_path_parts(void **state) {
+  rig_t *r = *state;
+  char args[256];
+  int st;
+  post_with_details(r);
+  snprintf(args, sizeof args, "trace " P3 " --server %s --critical-path -o json", r->base);
+  char *out = run(args, &st);
+  if (st != 0) fail_msg("kubectl-ripple %s: status %d:\n%s", args, st, out);
+  json_t *j = json_loads(out, 0, NULL);
+  if (!j) fail_msg("not JSON: %s", out);
+  const json_t *hops = json_object_get(j, "hops");
+  assert_int_equal(json_array_size(hops), 2);
+  assert_null(json_object_get(json_array_get(hops, 0), "parts"));
+  const json_t *p = json_object_get(json_array_get(hops, 1), "parts");
+  assert_true(json_number_value(json_object_get(p, "seen_ms")) == 20.0);
+  assert_true(json_number_value(json_object_get(p, "wrote_ms")) == 70.0);
+  assert_true(json_number_value(json_object_get(p, "admission_ms")) == 10.0);
+  json_decref(j);
+  snprintf(args, sizeof args, "trace " P3 " --server %s --critical-path", r->base);
+  out = run(args, &st);
+  assert_int_equal(st, 0);
+  assert_non_null(strstr(out, "+ms     seen   wrote     adm  component"));
+  assert_non_null(strstr(out, "      100       20      70      10  deployment-controller"));
+  assert_non_null(strstr(out, "        0        -       -       -  kubernetes-admin"));
+  /* Without details (the first scale): no parts' columns. */
+  snprintf(args, sizeof args, "trace " P1 " --server %s --critical-path", r->base);
+  out = run(args, &st);
+  assert_int_equal(st, 0);
+  assert_null(strstr(out, "seen"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_trace_own_and_reachable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_trace_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_flags_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_critical_path_and_diff, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_critical_path_parts, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
