@@ -25,10 +25,27 @@ export function pathSpans(spans, keys) {
   return (spans ?? []).filter((sp) => keys.has(spanKey(sp.cpid, sp.id)));
 }
 
+/* A part of a hop (docs/api.md, "The critical path"): its ms, or null when absent. */
+function partMs(parts, key) {
+  const v = parts?.[key];
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+/*
+ * A hop's parts, {seen, wrote, admission} in ms (null each when the server did not know
+ * it), or null when the hop has none: no watch agent, no audit, or the first hop.
+ */
+export function hopParts(hop) {
+  const p = hop?.parts;
+  if (!p || typeof p !== 'object') return null;
+  const out = { seen: partMs(p, 'seen_ms'), wrote: partMs(p, 'wrote_ms'), admission: partMs(p, 'admission_ms') };
+  return out.seen === null && out.wrote === null && out.admission === null ? null : out;
+}
+
 /*
  * The table's rows of a critical-path answer, in path order: {n (1-based), component,
- * write, object, ms, longest, cpid, spanId}. longest marks the hop that took the most
- * (the first of equals): the one to look at first.
+ * write, object, ms, parts (hopParts), longest, cpid, spanId}. longest marks the hop that
+ * took the most (the first of equals): the one to look at first.
  */
 export function pathRows(answer) {
   const hops = answer?.hops ?? [];
@@ -42,6 +59,7 @@ export function pathRows(answer) {
     write: hop.write ?? '',
     object: hop.kind ? objectLabel(hop.kind, hop.namespace ?? '', hop.name ?? '') : '–',
     ms: Number(hop.ms) || 0,
+    parts: hopParts(hop),
     longest: i === most && hops.length > 1,
     cpid: hop.cpid ?? '',
     spanId: hop.span_id ?? '',

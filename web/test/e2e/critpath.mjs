@@ -11,7 +11,8 @@
  * the second scale's waterfall marks exactly the spans of its critical path (as the
  * server answers it, by CPID and span id), that the toggle hides the mark in the URL
  * (path=off, a deep link keeps it) and shows it again, that the Hops tab's table of the
- * path emphasises the binding as its longest hop, and that #/compare/<first>/<second>,
+ * path emphasises the binding as its longest hop and shows its parts (seen, wrote,
+ * admission: from a watch agent's change and an audit event posted here), and that #/compare/<first>/<second>,
  * opened directly and from the trace page's "Compare with", lists the binding first as
  * slower. Exits 1 with what was wrong.
  */
@@ -43,7 +44,7 @@ const at = (k, ms) => new Date(T0 + k * 60000 + ms).toISOString();
 
 function span(cpid, key, n, service, name, kind, obj, owner, k, ms) {
   return { cpid, span_id: sid(key, n), service, name, start: at(k, 0), end: at(k, ms),
-    attributes: { kind, namespace: 'crit', name: obj, uid: `${obj}-uid-${k}`, owner } };
+    attributes: { kind, namespace: 'crit', name: obj, uid: `${obj}-uid-${k}`, owner, operation: 'UPDATE', resourceVersion: String(n) } };
 }
 
 async function post(what, body) {
@@ -65,6 +66,23 @@ async function postScale(k, bindMs) {
     span(N(k), 20 + k, 4, 'kube-scheduler', 'create pods/binding', 'Pod', 'web-1-a', 'ReplicaSet/web-1', k, bindMs),
     span(N(k), 20 + k, 5, 'kwok', 'update pods/status', 'Pod', 'web-1-a', 'ReplicaSet/web-1', k, bindMs + 50),
   ]);
+}
+
+/*
+ * The second scale's details: the watch agent saw the ReplicaSet's update (the binding's
+ * predecessor on the path) 5 ms after it; the API server received the binding 15 ms
+ * before the webhook answered it. The binding's parts: seen 5 ms, wrote 2010 ms, admission 15 ms.
+ */
+async function postDetails(k, bindMs) {
+  await post('details', [{ type: 'change', op: 'update', time: at(k, 15),
+    object: { apiVersion: 'apps/v1', kind: 'ReplicaSet', namespace: 'crit', name: 'web-1', uid: `web-1-uid-${k}` },
+    resourceVersion: '3', previousResourceVersion: '2', cpid: N(k), diff: [{ path: '/spec/replicas', old: 1, new: 2 }] }]);
+  await post('audit', { kind: 'EventList', apiVersion: 'audit.k8s.io/v1', items: [{
+    kind: 'Event', apiVersion: 'audit.k8s.io/v1', level: 'Metadata', auditID: `au-${TAIL}`, stage: 'ResponseComplete',
+    verb: 'create', user: { username: 'system:kube-scheduler' },
+    objectRef: { resource: 'pods', subresource: 'binding', namespace: 'crit', name: 'web-1-a', apiVersion: 'v1' },
+    responseStatus: { code: 201 }, requestReceivedTimestamp: at(k, bindMs - 15), stageTimestamp: at(k, bindMs + 5),
+    annotations: { 'ripple.example/ripple-span': sid(20 + k, 4) } }] });
 }
 
 async function getJson(path) {
@@ -114,6 +132,11 @@ async function checkTable(page) {
   eq(longest[0].cells[2], 'create pods/binding', 'the longest hop\'s write');
   eq(longest[0].cells[3], 'Pod crit/web-1-a', 'the longest hop\'s object');
   eq(await page.locator('#crit-table tr.longest strong').count(), 1, 'the longest hop emphasised');
+  /* The hops' parts, in columns of their own; "–" where the server knew none. */
+  const head = await page.$$eval('#crit-table thead th', (ths) => ths.map((th) => th.textContent.trim()));
+  eq(head.slice(5).join(' '), 'Seen Wrote Admission', 'the parts\' columns');
+  eq(longest[0].cells.slice(5).join(' / '), '5.00 ms / 2.01 s / 15.0 ms', 'the binding\'s parts');
+  eq(rows[1].cells.slice(5).join(' / '), '– / – / –', 'the ReplicaSet\'s parts (no details)');
 }
 
 async function compareRows(page) {
@@ -147,12 +170,13 @@ async function checkCompare(page) {
 async function main() {
   await postScale(1, 40);
   await postScale(2, 2040);
+  await postDetails(2, 2040);
   const { browser, page, problems } = await openBrowser();
   try {
     await checkWaterfall(page);
     process.stdout.write('ok - critpath: the waterfall marks exactly the critical path\'s spans; path=off hides them, in the URL\n');
     await checkTable(page);
-    process.stdout.write('ok - critpath: the Hops tab\'s table of the path emphasises the binding, its longest hop\n');
+    process.stdout.write('ok - critpath: the Hops tab\'s table of the path emphasises the binding, its longest hop, with its parts\n');
     await checkCompare(page);
     process.stdout.write('ok - critpath: #/compare lists the binding first as slower, opened directly and from Compare with\n');
     const bad = problems.filter((p) => !/Failed to load resource/.test(p));

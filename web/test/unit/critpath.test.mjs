@@ -50,6 +50,19 @@ test('the table\'s rows: in path order, objects named, the longest hop marked on
   assert.deepEqual(pathRows(null), []);
 });
 
+test('a hop\'s parts: each known one in ms, absent ones null, none without parts', () => {
+  const path = structuredClone(PATH);
+  path.hops[2].parts = { seen_ms: 5, wrote_ms: 2010, admission_ms: 15 };
+  path.hops[3].parts = { seen_ms: 2, wrote_ms: 48 }; /* no audit: no admission */
+  path.hops[1].parts = { clamped: true, seen_ms: 'x' }; /* nothing readable */
+  const rows = pathRows(path);
+  assert.deepEqual(rows[2].parts, { seen: 5, wrote: 2010, admission: 15 });
+  assert.deepEqual(rows[3].parts, { seen: 2, wrote: 48, admission: null });
+  assert.equal(rows[1].parts, null);
+  assert.equal(rows[0].parts, null);
+  assert.equal(pathRows(PATH)[2].parts, null);
+});
+
 const COMPARE = {
   a: { cpid: A, truncated: false, total_ms: 90, writes: 5 },
   b: { cpid: N, truncated: false, total_ms: 2090, writes: 5 },
