@@ -5,7 +5,9 @@
  *
  * The input is a JSON text, parsed by jansson; the properties: no crash, no
  * leak; an object gives RIPPLE_OK and an answer whose hops are at most the
- * readable writes, each hop's time not negative; anything else EINVAL. The
+ * readable writes, each hop's time not negative, its parts (from the
+ * object's "details", as GET /details answers) not negative and not more
+ * than the hop; anything else EINVAL. The
  * same text is compared with itself: every hop "same", no writer changed.
  */
 #include <jansson.h>
@@ -34,6 +36,20 @@ static void path_case(const json_t *t) {
   const json_t *h;
   json_array_foreach(hops, i, h) {
     if (json_real_value(json_object_get(h, "ms")) < 0) abort();
+  }
+  /* The hops' parts from the trace's "details", if any: none negative, and
+   * together never more than the hop (rounding aside). */
+  rc = critpath_add_parts(out, json_object_get(t, "details"));
+  if (rc != RIPPLE_OK && rc != RIPPLE_ENOMEM) abort();
+  json_array_foreach(hops, i, h) {
+    const json_t *p = json_object_get(h, "parts"), *v;
+    const char *k;
+    double sum = 0;
+    json_object_foreach((json_t *)p, k, v) {
+      if (json_is_real(v) && json_real_value(v) < 0) abort();
+      sum += json_is_real(v) ? json_real_value(v) : 0;
+    }
+    if (sum > json_real_value(json_object_get(h, "ms")) * (1 + 1e-9) + 1e-6) abort();
   }
   json_decref(out);
 }
