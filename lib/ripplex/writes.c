@@ -98,8 +98,11 @@ static int read_spans(const json_t *spans, cw_trace_t *t) {
     const char *end = json_string_value(json_object_get(s, "end"));
     w->cpid = str(s, "cpid");
     if (!*w->cpid || !end || ripple_time_parse(end, strlen(end), &w->end) != RIPPLE_OK) continue;
-    w->span_id = str(s, "span_id");
     w->service = str(s, "service");
+    /* The watch agent's spans say when it saw a change (docs/watch.md), not
+     * a write: as hops they would stand between a write and the next. */
+    if (!strcmp(w->service, CW_WATCH_SERVICE)) continue;
+    w->span_id = str(s, "span_id");
     w->name = str(s, "name");
     w->kind = str(a, "kind");
     w->ns = str(a, "namespace");

@@ -22,6 +22,8 @@
 #include <stdint.h>
 
 #define CW_NONE SIZE_MAX
+/* The service of the watch agent's spans: observations, not writes. */
+#define CW_WATCH_SERVICE "ripple-watch"
 
 typedef struct cw_write {
   const char *cpid, *span_id, *service, *name, *kind, *ns, *oname, *uid, *owner;
@@ -48,7 +50,8 @@ static inline int64_t cw_diff(int64_t later, int64_t earlier) {
 }
 
 /* The writes of trace (its "spans" and "mergelogs"), each with its
- * predecessor. Spans without a cpid or a readable end are left out.
+ * predecessor. Spans without a cpid or a readable end, and the watch
+ * agent's (service CW_WATCH_SERVICE), are left out.
  * RIPPLE_OK, RIPPLE_EINVAL (not an object) or RIPPLE_ENOMEM. */
 int cw_load(const json_t *trace, cw_trace_t *t);
 void cw_free(cw_trace_t *t);

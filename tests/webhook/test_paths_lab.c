@@ -9,9 +9,21 @@
  * the longest on it; compared with the first scale, the bindings must be the
  * hop that changed most, slower. No time is asserted: which hop is longest,
  * and which changed most, are.
+ *
+ * The hops' parts: with the real ripple-watch sending each change and the
+ * lab's kube-apiserver sending audit events to the trace server, a scale
+ * with the scheduler stopped for two seconds: the binding hop on its
+ * critical path is split into seen, wrote and admission, which add up to it,
+ * and its "wrote" (until the API server received the binding) is the
+ * largest: the scheduler, not the watch or admission, held it.
  */
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cascade_lab.h"
@@ -77,9 +89,125 @@ static void test_slow_scheduler(void **state) {
   json_decref(cmp);
 }
 
+/* ---- the hops' parts: ripple-watch and audit --------------------------------------- */
+
+static pid_t watch_pid;
+static char watch_log[300];
+
+static int parts_teardown(void **state) {
+  if (watch_pid > 0) kill(watch_pid, SIGKILL), waitpid(watch_pid, NULL, 0), watch_pid = 0;
+  return cl_teardown(state);
+}
+
+static int synced(void *ud) {
+  (void)ud;
+  FILE *f = fopen(watch_log, "r");
+  if (!f) return 0;
+  char line[1024];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) n += strstr(line, "event=watch_synced") != NULL;
+  fclose(f);
+  return n >= 3;
+}
+
+/* ripple-watch on the test's Deployments, ReplicaSets and Pods, sending
+ * their changes to the trace server. */
+static void start_watch(void) {
+  const char *bin = getenv("RIPPLE_WATCH_BIN");
+  if (!bin) {
+    fail_msg("RIPPLE_WATCH_BIN is needed (ctest sets it)");
+    return;
+  }
+  snprintf(watch_log, sizeof watch_log, "%s/watch.log", cl.dir);
+  watch_pid = fork();
+  assert_true(watch_pid >= 0);
+  if (watch_pid == 0) {
+    int fd = open(watch_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) dup2(fd, 2);
+    execl(bin, bin, "--resources", "deployments.apps,replicasets.apps,pods", "--namespace", cl.ns,
+          "--trace-server", cl.trace, "--no-records", (char *)NULL);
+    _exit(127);
+  }
+  cl_wait(synced, NULL, 60000, "ripple-watch to sync its watches");
+}
+
+static char audit_listen[32];
+
+/* The server where kube-apiserver sends audit events, and ripple-watch. */
+static int parts_setup(void **state) {
+  (void)state;
+  whlab_begin_cluster(&cl, "ripple-parts");
+  const char *port = getenv("RIPPLE_LAB_AUDIT_PORT");
+  if (!port) fail_msg("RIPPLE_LAB_AUDIT_PORT is not set: run under scripts/with-lab");
+  snprintf(audit_listen, sizeof audit_listen, "127.0.0.1:%s", port);
+  static const char *const args[] = {"--listen", audit_listen, NULL};
+  memcpy(cl.server_args, args, sizeof args);
+  cl_start_webhook();
+  start_watch();
+  return 0;
+}
+
+static double part(const json_t *h, const char *k) {
+  const json_t *v = json_object_get(json_object_get(h, "parts"), k);
+  return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* The binding hop of cpid's critical path (a new reference in *path), or
+ * NULL when it has none. */
+static const json_t *binding_hop(const char *cpid, json_t **path) {
+  *path = whlab_trace(&cl, cpid, "critical-path");
+  const json_t *h;
+  size_t i;
+  json_array_foreach(json_object_get(*path, "hops"), i, h) {
+    if (!strcmp(str(h, "write"), "create pods/binding")) return h;
+  }
+  return NULL;
+}
+
+/* The binding hop has all three parts: the details and audit have come. */
+static int split(void *ud) {
+  json_t *path;
+  const json_t *h = binding_hop(ud, &path);
+  int ok = h && part(h, "seen_ms") >= 0 && part(h, "wrote_ms") >= 0 && part(h, "admission_ms") >= 0;
+  json_decref(path);
+  return ok;
+}
+
+static void test_parts(void **state) {
+  (void)state;
+  whlab_create(&cl, "deployments", cl_deployment("web", 2));
+  cl_wait_fields("deployments", "web", 2, CL_READY_APPS, 120000);
+  char slow[CL_CPID];
+  scale(4, slow, 1);
+  cl_spans_settle();
+  cl_wait(split, slow, 60000, "the binding hop split into seen, wrote and admission");
+
+  json_t *path;
+  const json_t *bind = binding_hop(slow, &path), *h;
+  size_t i;
+  json_array_foreach(json_object_get(path, "hops"), i, h) {
+    /* -1: a part not known (the first hop has none). */
+    fprintf(stderr, "# %8.1f ms = seen %7.1f + wrote %7.1f + admission %5.1f  %s %s\n",
+            json_real_value(json_object_get(h, "ms")), part(h, "seen_ms"), part(h, "wrote_ms"),
+            part(h, "admission_ms"), str(h, "component"), str(h, "write"));
+  }
+  assert_non_null(bind);
+  double seen = part(bind, "seen_ms"), wrote = part(bind, "wrote_ms"),
+         adm = part(bind, "admission_ms"), ms = json_real_value(json_object_get(bind, "ms"));
+  /* The parts add up to the hop (to rounding). */
+  if (fabs(seen + wrote + adm - ms) > 0.01)
+    fail_msg("the binding's parts %.3f + %.3f + %.3f are not its %.3f ms", seen, wrote, adm, ms);
+  /* The stopped scheduler is in "wrote", not in the watch's or admission's. */
+  if (!(wrote > seen && wrote > adm))
+    fail_msg("the binding's wrote (%.1f ms) is not its largest part (seen %.1f, admission %.1f)",
+             wrote, seen, adm);
+  json_decref(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_slow_scheduler, cl_teardown),
+      cmocka_unit_test_setup_teardown(test_parts, parts_setup, parts_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,7 +37,8 @@
  *              "name", "end", "ms"}...], "total_ms": N, "writes": N}
  * hops from the first write to the last; ms: what the hop added (the first
  * hop: 0). Spans it cannot read (no cpid, times it cannot parse) are
- * skipped. RIPPLE_OK (an empty trace gives no hops), RIPPLE_EINVAL (trace
+ * skipped, and so are the watch agent's (service "ripple-watch": when it saw
+ * a change, not a write). RIPPLE_OK (an empty trace gives no hops), RIPPLE_EINVAL (trace
  * is not an object), RIPPLE_ENOMEM. */
 int critpath_compute(const json_t *trace, json_t **out);
 

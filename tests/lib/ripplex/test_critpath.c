@@ -106,6 +106,19 @@ static void through_the_binding(void **state) {
   assert_int_equal(json_integer_value(json_object_get(path, "writes")), 11);
   json_decref(path);
 
+  /* The watch agent's spans (when it saw the ReplicaSet's update and the
+   * Pod's binding) are no writes: the same path. */
+  json_array_append_new(json_object_get(t, "spans"),
+                        span_of(N, "w1", "ripple-watch", "update replicasets.apps", "ReplicaSet",
+                                "web-1", "rs", "", 15));
+  json_array_append_new(json_object_get(t, "spans"),
+                        pod_span("w2", "ripple-watch", "update pods", "web-1-b", "pb", 2035));
+  assert_int_equal(critpath_compute(t, &path), RIPPLE_OK);
+  assert_int_equal(json_array_size(json_object_get(path, "hops")), 6);
+  for (size_t i = 0; i < 6; i++) assert_string_equal(hop(path, i, "span_id"), want[i]);
+  assert_int_equal(json_integer_value(json_object_get(path, "writes")), 11);
+  json_decref(path);
+
   /* Without the trigger, every source of the Endpoints' merge counts: the
    * same path (S has no write here). */
   json_object_del(json_array_get(json_object_get(t, "mergelogs"), 2), "trigger");
