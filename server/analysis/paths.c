@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "graph/trace.h"
 #include "ripple/ripple.h"
@@ -33,15 +34,29 @@ static int put(json_t *o, sbuf_t *out) {
   return 200;
 }
 
-/* The details of cpid's cascade (the same scope and limit as its trace), or
- * NULL: without them the path has no parts, and is still right. */
-static json_t *details_of(tdet_t *d, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit) {
-  if (!d) return NULL;
+/* The details (GET /details's "writes") of the path's spans only, or NULL:
+ * without them the path has no parts, and is still right. Reading a whole
+ * cascade's facts would cost more than the path (docs/benchmarks.md). */
+static json_t *details_of(tdet_t *d, const json_t *path) {
+  const json_t *hops = json_object_get(path, "hops"), *h;
+  size_t n = json_array_size(hops), k = 0, i;
+  if (!d || !n) return NULL;
+  ripple_cpid_t *cpids = calloc(n, sizeof *cpids);
+  const char **ids = calloc(n, sizeof *ids);
+  json_t *j = NULL;
+  json_array_foreach(hops, i, h) {
+    const char *c = json_string_value(json_object_get(h, "cpid"));
+    const char *id = json_string_value(json_object_get(h, "span_id"));
+    if (cpids && ids && c && id && ripple_cpid_parse(c, strlen(c), &cpids[k]) == RIPPLE_OK)
+      ids[k++] = id;
+  }
   sbuf_t b;
   sbuf_init(&b);
-  json_t *j = NULL;
-  if (tdet_answer(d, cpid, scope, limit, &b) == 200) j = json_loadb(b.p ? b.p : "", b.len, 0, NULL);
+  if (cpids && ids && tdet_span_writes(d, cpids, k, ids, k, &b) == 200)
+    j = json_loadb(b.p ? b.p : "", b.len, 0, NULL);
   sbuf_free(&b);
+  free(cpids);
+  free(ids);
   return j;
 }
 
@@ -54,7 +69,7 @@ int paths_critical(core_t *c, tdet_t *details, const ripple_cpid_t *cpid, graph_
     json_decref(t);
     return 500;
   }
-  json_t *d = details_of(details, cpid, scope, limit);
+  json_t *d = details_of(details, path);
   int rc = critpath_add_parts(path, d);
   json_decref(d);
   if (rc != RIPPLE_OK) {

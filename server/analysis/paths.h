@@ -23,8 +23,8 @@
 /* {"cpid", "scope", "truncated", "hops": [...], "total_ms", "writes"}
  * (ripplex/critpath.h) of cpid's cascade in scope, of at most limit CPIDs,
  * each hop with its "parts" (critpath_add_parts) from the details that
- * details (may be NULL) joins to the path's spans; when details cannot
- * answer, the path comes without parts. 200, 404 (cpid unknown), 500 (no
+ * details (may be NULL) joins to the path's spans (tdet_span_writes); when
+ * details cannot answer, the path comes without parts. 200, 404 (cpid unknown), 500 (no
  * memory) or 503. */
 int paths_critical(core_t *c, tdet_t *details, const ripple_cpid_t *cpid, graph_scope_t scope,
                    size_t limit, sbuf_t *out);

@@ -384,6 +384,8 @@ static const char *attr(const json_t *rec, const char *k) {
   return v ? v : "";
 }
 
+static int index_spans(tdet_t *s, const seqs_t *rows, const keytab_t *keep, dq_t *q);
+
 /* The related CPIDs' spans, read and indexed. Returns an HTTP status. */
 static int load_spans(tdet_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
                       dq_t *q) {
@@ -404,16 +406,27 @@ static int load_spans(tdet_t *s, const ripple_cpid_t *cpid, graph_scope_t scope,
   }
   pthread_rwlock_unlock(&s->core->lock);
   free(vs);
+  rc = index_spans(s, &rows, NULL, q);
+  free(rows.v);
+  return rc;
+}
+
+/* The spans of rows, read and indexed: those whose span id keep holds (NULL:
+ * all). Returns an HTTP status. */
+static int index_spans(tdet_t *s, const seqs_t *rows, const keytab_t *keep, dq_t *q) {
   sbuf_t b;
   sbuf_init(&b);
   int first = 1;
   sbuf_putc(&b, '[');
-  rc = store_bodies(s->core->store, DEC_SPANS, rows.v, rows.n, &b, &first);
+  int rc = store_bodies(s->core->store, DEC_SPANS, rows->v, rows->n, &b, &first);
   sbuf_putc(&b, ']');
-  free(rows.v);
   q->spans = rc == RIPPLE_OK && !b.oom ? json_loadb(b.p, b.len, 0, NULL) : NULL;
   sbuf_free(&b);
   if (!q->spans) return 503;
+  for (size_t i = json_array_size(q->spans); keep && i-- > 0;) {
+    const char *id = json_string_value(json_object_get(json_array_get(q->spans, i), "span_id"));
+    if (!id || !keytab_get(keep, id, strlen(id))) json_array_remove(q->spans, i);
+  }
   q->nsp = json_array_size(q->spans);
   q->sp = calloc(q->nsp ? q->nsp : 1, sizeof *q->sp);
   if (!q->sp) return 503;
@@ -737,6 +750,17 @@ static void dq_free(dq_t *q) {
   keytab_free(&q->objs, NULL);
 }
 
+/* The facts about q's spans and objects read (and those about the objects
+ * the facts name: more_objects) into f, and joined to the spans. */
+static int join_facts(tdet_t *s, dq_t *q, dfacts_t *f, keytab_t *uids2, keytab_t *objs2) {
+  if (lookup(s, q, &q->by_span, &q->uids, &q->cpids, &q->objs, f) != RIPPLE_OK) return 503;
+  more_objects(q, f, uids2, objs2);
+  if ((uids2->n || objs2->n) && lookup(s, q, NULL, uids2, NULL, objs2, f) != RIPPLE_OK) return 503;
+  join_audit(q, f);
+  join_changes(q, f);
+  return 200;
+}
+
 int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
                 sbuf_t *out) {
   if (!limit || limit > s->query_limit) limit = s->query_limit;
@@ -746,16 +770,8 @@ int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, size_
   keytab_init(&q.by_span), keytab_init(&q.uids), keytab_init(&q.cpids), keytab_init(&q.objs);
   keytab_init(&f.seen), keytab_init(&uids2), keytab_init(&objs2);
   int status = load_spans(s, cpid, scope, limit, &q);
-  if (status == 200 && lookup(s, &q, &q.by_span, &q.uids, &q.cpids, &q.objs, &f) != RIPPLE_OK)
-    status = 503;
-  if (status == 200) {
-    more_objects(&q, &f, &uids2, &objs2);
-    if ((uids2.n || objs2.n) && lookup(s, &q, NULL, &uids2, NULL, &objs2, &f) != RIPPLE_OK)
-      status = 503;
-  }
+  if (status == 200) status = join_facts(s, &q, &f, &uids2, &objs2);
   if (status == 200 && !q.oom) {
-    join_audit(&q, &f);
-    join_changes(&q, &f);
     sbuf_puts(out, "{\"cpid\":");
     wire_cpid(out, cpid);
     sbuf_printf(out, ",\"truncated\":%s", q.truncated ? "true" : "false");
@@ -767,6 +783,41 @@ int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, size_
   dfacts_free(&f);
   keytab_free(&uids2, NULL);
   keytab_free(&objs2, NULL);
+  dq_free(&q);
+  return status;
+}
+
+int tdet_span_writes(tdet_t *s, const ripple_cpid_t *cpids, size_t n, const char *const *span_ids,
+                     size_t nspans, sbuf_t *out) {
+  dq_t q = {0};
+  dfacts_t f = {0};
+  keytab_t keep, uids2, objs2;
+  seqs_t rows = {0};
+  keytab_init(&q.by_span), keytab_init(&q.uids), keytab_init(&q.cpids), keytab_init(&q.objs);
+  keytab_init(&f.seen), keytab_init(&keep), keytab_init(&uids2), keytab_init(&objs2);
+  for (size_t i = 0; i < nspans; i++) set_add(&q, &keep, span_ids[i]);
+  pthread_rwlock_rdlock(&s->core->lock);
+  for (size_t i = 0; i < n; i++) {
+    char t[RIPPLE_CPID_STRLEN + 1];
+    ripple_cpid_format(&cpids[i], t);
+    vid_t v = keytab_get(&q.cpids, t, strlen(t)) ? 0 : graph_find(s->core->g, &cpids[i]);
+    if (!v) continue; /* unknown, or its spans read already */
+    set_add(&q, &q.cpids, t);
+    graph_span_seqs(s->core->g, v, push_seq, &rows);
+  }
+  pthread_rwlock_unlock(&s->core->lock);
+  int status = index_spans(s, &rows, &keep, &q);
+  free(rows.v);
+  if (status == 200) status = join_facts(s, &q, &f, &uids2, &objs2);
+  if (status == 200 && !q.oom) {
+    sbuf_puts(out, "{\"spans\":");
+    sbuf_printf(out, "%zu", q.nsp);
+    answer_writes(&q, out);
+    sbuf_putc(out, '}');
+  }
+  if (q.oom) status = 503;
+  dfacts_free(&f);
+  keytab_free(&keep, NULL), keytab_free(&uids2, NULL), keytab_free(&objs2, NULL);
   dq_free(&q);
   return status;
 }

@@ -52,5 +52,12 @@ void tdet_pending(tdet_t *s, size_t *requests, size_t *bytes);
  * cascade in `scope` (graph.h). Returns 200, 404 (unknown CPID) or 503. */
 int tdet_answer(tdet_t *s, const ripple_cpid_t *cpid, graph_scope_t scope, size_t limit,
                 sbuf_t *out);
+/* The "writes" of tdet_answer (each span's change and audit event, joined
+ * the same way) for only the spans named in span_ids of the CPIDs cpids:
+ * {"spans": N, "writes": [...]} (N: the spans found). What the critical
+ * path's parts need (analysis/paths.h), without reading a whole cascade's
+ * facts. Returns 200 or 503. */
+int tdet_span_writes(tdet_t *s, const ripple_cpid_t *cpids, size_t n, const char *const *span_ids,
+                     size_t nspans, sbuf_t *out);
 
 #endif
