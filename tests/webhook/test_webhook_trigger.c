@@ -119,6 +119,41 @@ static void unknown_times_name_nothing(void **state) {
   assert_int_equal(m->ntrigger, 0);
 }
 
+/* A ReplicaSet's status write after its update here: its own context is the
+ * write's target and, remembered moments ago, one of its sources, and it is
+ * the newest change; a Pod of it carries a root of its own (a write decided
+ * as cause unknown while a new decider settled, as after a helm upgrade), so
+ * the merge makes a new CPID. Its trigger is the ReplicaSet's context, named
+ * once: twice, the trace server refused the whole batch. */
+static void own_context_newest(void **state) {
+  fx_t *f = *state;
+  add_deployment(f, 1, 10);
+  f->cap->now += SECOND;
+  person_scales(f, 1, 10);
+  add_deployment(f, 2, 11);
+  f->cap->now += SECOND;
+  ripple_cpid_t n1 = rs_update(f, S_CPID, 2)->cpid;
+  char n1s[40], rs[768];
+  fmt(&n1, n1s);
+  rs_text(rs, sizeof rs, n1s, 2);
+  world_add(&f->world, rs);
+  world_add(
+      &f->world,
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-a\","
+      "\"namespace\":\"d\",\"uid\":\"pod-a\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+      "\"kind\":\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\",\"controller\":true}],"
+      "\"annotations\":{\"cpid.ripple.dev/pod\":\"1;11111111-2222-4333-8444-555555555555\"}}}");
+  f->cap->now += SECOND;
+  size_t nml = f->cap->nml;
+  admit(f, "UPDATE", "system:serviceaccount:kube-system:replicaset-controller", "ReplicaSet",
+        "replicasets", "status", "d", "web-1", rs, rs);
+  assert_int_equal(f->cap->nml, nml + 1);
+  const cap_mergelog_t *m = &f->cap->ml[nml];
+  assert_true(mergelog_has_source(m, &n1));
+  assert_int_equal(m->ntrigger, 1);
+  assert_true(ripple_cpid_equal(&m->trigger[0], &n1));
+}
+
 /* The trigger list a mergelog carries names each of its sources at most once
  * and nothing else, whatever the decision handed the sink: the trace server
  * refuses a whole batch for one list that repeats a CPID or names a
@@ -154,6 +189,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(person_is_the_trigger, setup, teardown),
       cmocka_unit_test_setup_teardown(unknown_times_name_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(trigger_list_valid, setup, teardown),
+      cmocka_unit_test_setup_teardown(own_context_newest, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
