@@ -49,6 +49,7 @@ int hops_group(const json_t *trace, hop_groups_t *out) {
   } else {
     cut(&t, v, out);
     out->writes = t.n;
+    out->total = t.last == CW_NONE ? 0 : cw_diff(t.w[t.last].end, t.w[t.first].end);
     out->first = t.first == CW_NONE ? NULL : t.w[t.first].name;
   }
   free(v);

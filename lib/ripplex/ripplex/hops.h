@@ -29,6 +29,7 @@ typedef struct hop_groups {
   hop_group_t *g; /* by component, write, kind */
   size_t n;
   size_t writes;     /* the trace's readable writes, all groups together */
+  int64_t total;     /* from its earliest write's end to its last's (ns) */
   const char *first; /* the write of the trace's earliest write (a root's
                       * cascade: the person's change), NULL without writes */
   int64_t *took_;    /* private: every group's times */
