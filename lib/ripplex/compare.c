@@ -37,8 +37,8 @@ static int key_cmp(const char *c1, const char *w1, const char *k1, const char *c
 /* s's hops, from trace grouped (ripplex/hops.h). */
 static int group(const json_t *trace, side_t *s) {
   int rc = hops_group(trace, &s->g);
-  if (rc != RIPPLE_OK) return rc;
-  s->h = calloc(s->g.n ? s->g.n : 1, sizeof *s->h);
+  if (rc != RIPPLE_OK || !s->g.n) return rc;
+  s->h = calloc(s->g.n, sizeof *s->h);
   if (!s->h) return RIPPLE_ENOMEM;
   for (size_t i = 0; i < s->g.n; i++) {
     const hop_group_t *g = &s->g.g[i];

@@ -40,7 +40,7 @@ int hops_group(const json_t *trace, hop_groups_t *out) {
   int rc = cw_load(trace, &t);
   if (rc != RIPPLE_OK) return rc;
   size_t n = t.n ? t.n : 1;
-  wptr_t *v = calloc(n, sizeof *v);
+  wptr_t *v = calloc(n, sizeof(wptr_t));
   out->g = calloc(n, sizeof *out->g);
   out->took_ = calloc(n, sizeof *out->took_);
   if (!v || !out->g || !out->took_) {

@@ -89,7 +89,7 @@ static int add_group(run_t *r, const hop_group_t *g) {
     e->took = t;
     e->cap = cap;
   }
-  memcpy(e->took + e->n, g->took, g->n * sizeof *g->took);
+  if (g->n) memcpy(e->took + e->n, g->took, g->n * sizeof *g->took);
   e->n += g->n;
   e->cascades++;
   return RIPPLE_OK;

@@ -171,7 +171,8 @@ static void test_flags_refused(void **state) {
   assert_non_null(strstr(out, "--scope must be own"));
   out = run("scale deploy/web --replicas=2 --reachable", &st);
   assert_int_equal(st, 2);
-  assert_non_null(strstr(out, "--reachable and --scope are for trace, last, diff, hops and dashboard"));
+  assert_non_null(
+      strstr(out, "--reachable and --scope are for trace, last, diff, hops and dashboard"));
   out = run("scale deploy/web --replicas=2 --critical-path", &st);
   assert_int_equal(st, 2);
   assert_non_null(strstr(out, "--critical-path is for trace and last"));
