@@ -13,8 +13,11 @@
  *            /v1/cpids/{cpid}/critical-path, GET /v1/compare)
  *   ingest   srv_ingest (everything but HTTP) of mergelogs of two sources
  *            with and without a trigger list, alternated, per record
+ *   hops     GET /v1/hops's work (hops_answer) over the 50 newest of 50
+ *            scales of the same shape, 2,500 spans each: every cascade read,
+ *            grouped and added up
  *
- *   bench_own [trace|ingest|all]
+ *   bench_own [trace|ingest|hops|all]
  *
  * The cascade is a Deployment scaled SCALES times: scale k's root P_k, its
  * ReplicaSet update N_k = [P_k, N_{k-1}] triggered by P_k, and Pod contexts
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/hops.h"
 #include "analysis/paths.h"
 #include "benchutil.h"
 #include "graph/search.h"
@@ -39,6 +43,8 @@
 #define LATER_SPANS 2500
 #define PODS 198 /* Pod contexts per scale: with P_k and N_k, 200 CPIDs */
 #define RUNS 201
+#define HOPS_SCALES 50
+#define HOPS_RUNS 21
 
 static int failures;
 static const dec_limits_t limits = {10000, 4096, 64, 4096};
@@ -231,6 +237,32 @@ static void bench_trace(void) {
   bench_rmtree(dir);
 }
 
+static void bench_hops(void) {
+  char *dir = temp_dir();
+  srv_t *s = open_server(dir);
+  for (unsigned k = 1; k <= HOPS_SCALES; k++) post_scale(s, k, LATER_SPANS);
+  static int64_t lat[HOPS_RUNS];
+  hops_query_t q = {.since = INT64_MIN,
+                    .kind = "Deployment",
+                    .limit = HOPS_SCALES,
+                    .cpid_limit = 100000,
+                    .scope = GRAPH_OWN};
+  sbuf_t out;
+  sbuf_init(&out);
+  printf("%d scales of %d spans over 200 CPIDs each; %d runs:\n", HOPS_SCALES, LATER_SPANS,
+         HOPS_RUNS);
+  for (int r = 0; r < HOPS_RUNS; r++) {
+    out.len = 0;
+    int64_t t0 = mono_ns();
+    if (hops_answer(&s->core, &q, &out) != 200) failures++;
+    lat[r] = mono_ns() - t0;
+  }
+  show("hops_answer own, 50 roots (/v1/hops)", lat, HOPS_RUNS, out.len, "bytes of JSON");
+  sbuf_free(&out);
+  srv_close(s);
+  bench_rmtree(dir);
+}
+
 /* n mergelogs of two sources (the previous two), with a trigger list or not. */
 static double ingest_run(unsigned run, int trigger, size_t n) {
   char *dir = temp_dir();
@@ -279,11 +311,13 @@ int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "all";
   ripple_log_setup("bench_own", RIPPLE_LOG_WARN, NULL, NULL);
   int all = !strcmp(what, "all");
-  if (!all && strcmp(what, "trace") != 0 && strcmp(what, "ingest") != 0) {
-    fprintf(stderr, "usage: bench_own [trace|ingest|all]\n");
+  if (!all && strcmp(what, "trace") != 0 && strcmp(what, "ingest") != 0 &&
+      strcmp(what, "hops") != 0) {
+    fprintf(stderr, "usage: bench_own [trace|ingest|hops|all]\n");
     return 2;
   }
   if (all || !strcmp(what, "trace")) bench_trace();
+  if (all || !strcmp(what, "hops")) bench_hops();
   if (all || !strcmp(what, "ingest")) bench_ingest();
   return failures ? 1 : 0;
 }

@@ -29,6 +29,9 @@ typedef enum vflag {
   F_PORT,
   F_SCOPE,
   F_MARGIN,
+  F_SINCE,
+  F_KIND,
+  F_WRITE,
 } vflag_t;
 
 /* Flags that take a value. */
@@ -50,6 +53,9 @@ static const struct {
     {"port", 0, F_PORT},
     {"scope", 0, F_SCOPE},
     {"margin", 0, F_MARGIN},
+    {"since", 0, F_SINCE},
+    {"kind", 0, F_KIND},
+    {"write", 0, F_WRITE},
 };
 
 static const struct {
@@ -68,6 +74,7 @@ static const struct {
     {"dashboard", KR_CMD_DASHBOARD},
     {"export-test", KR_CMD_EXPORT_TEST},
     {"diff", KR_CMD_DIFF},
+    {"hops", KR_CMD_HOPS},
 };
 
 static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -136,6 +143,12 @@ static int set_value(kr_args_t *a, vflag_t f, const char *v, char *err, size_t c
       a->json = !strcmp(v, "json");
       break;
     case F_MARGIN: a->margin = v; break;
+    case F_SINCE:
+      if (ripple_duration_parse(v, &a->since_ns) != RIPPLE_OK || a->since_ns <= 0)
+        return fail(err, cap, "--since must be a duration before now (30m, 2h, 7d), not \"%s\"", v);
+      break;
+    case F_KIND: a->kind = v; break;
+    case F_WRITE: a->write = v; break;
   }
   return RIPPLE_OK;
 }
@@ -195,6 +208,7 @@ static int positional(kr_args_t *a, const char *arg, size_t npos, char *err, siz
       }
     return fail(err, cap, "unknown command \"%s\" (try: kubectl ripple help)", arg);
   }
+  if (a->cmd == KR_CMD_HOPS) return fail(err, cap, "hops takes flags only, not \"%s\"", arg);
   if (a->cmd == KR_CMD_DIFF) {
     if (npos > 2) return fail(err, cap, "diff takes two CPIDs, \"%s\" is one too many", arg);
     *(npos == 1 ? &a->cpid : &a->cpid2) = arg;
@@ -240,14 +254,16 @@ static int check(const kr_args_t *a, char *err, size_t cap) {
   if (a->cmd != KR_CMD_DASHBOARD && (a->port >= 0 || a->no_browser))
     return fail(err, cap, "--port and --no-browser are dashboard's flags");
   if (a->reachable && a->cmd != KR_CMD_TRACE && a->cmd != KR_CMD_LAST &&
-      a->cmd != KR_CMD_DASHBOARD && a->cmd != KR_CMD_DIFF)
-    return fail(err, cap, "--reachable and --scope are for trace, last, diff and dashboard");
+      a->cmd != KR_CMD_DASHBOARD && a->cmd != KR_CMD_DIFF && a->cmd != KR_CMD_HOPS)
+    return fail(err, cap, "--reachable and --scope are for trace, last, diff, hops and dashboard");
   if (a->critical_path && a->cmd != KR_CMD_TRACE && a->cmd != KR_CMD_LAST)
     return fail(err, cap, "--critical-path is for trace and last");
   if (a->cmd != KR_CMD_EXPORT_TEST && a->output && !a->json)
     return fail(err, cap, "-o must be json (or left out for the tree), not \"%s\"", a->output);
   if (a->cmd != KR_CMD_EXPORT_TEST && a->margin)
     return fail(err, cap, "--margin is export-test's flag");
+  if (a->cmd != KR_CMD_HOPS && (a->since_ns || a->kind || a->write))
+    return fail(err, cap, "--since, --kind and --write are hops' flags");
   switch (a->cmd) {
     case KR_CMD_NONE: return fail(err, cap, "no command given (try: kubectl ripple help)");
     case KR_CMD_APPLY:
@@ -321,6 +337,8 @@ void kr_usage(FILE *f) {
       "      --critical-path (trace, last): the chain of hops that decided how long it took\n"
       "  kubectl ripple diff CPID_A CPID_B [-o json] [--reachable]   two cascades compared, hop "
       "by hop\n"
+      "  kubectl ripple hops [--since D] [--kind K] [--write W] [-o json] [--reachable]\n"
+      "      every hop's times (p50, p90, p99, max) across the newest 50 changes' cascades\n"
       "  kubectl ripple why KIND/NAME [-o json]   the writes from the root change to\n"
       "      the object's latest write: who, what changed, how long each took\n"
       "  kubectl ripple dashboard [CPID] [--port N] [--no-browser] [--reachable]   the dashboard "

@@ -49,6 +49,7 @@ typedef enum kr_cmd {
   KR_CMD_DASHBOARD,
   KR_CMD_DIFF,
   KR_CMD_EXPORT_TEST,
+  KR_CMD_HOPS,
 } kr_cmd_t;
 
 typedef struct kr_args {
@@ -63,6 +64,8 @@ typedef struct kr_args {
   const char *cpid2;          /* diff CPID_B */
   const char *output;         /* -o: "json", or export-test's FILE */
   const char *margin;         /* export-test --margin */
+  const char *kind, *write;   /* hops --kind, --write */
+  int64_t since_ns;           /* hops --since D (ns before now); 0 when not given */
   ripple_kube_patch_t patch_type;
   long replicas; /* scale --replicas; -1 when not given */
   int json;      /* -o json */
@@ -225,6 +228,10 @@ int kr_critical_path(const kr_args_t *a, kr_ts_t *ts, const char *cpid);
 /* `diff CPID_A CPID_B`: the two cascades compared hop by hop; the exit
  * status. */
 int kr_diff_cascades(const kr_args_t *a, kr_ts_t *ts);
+/* `hops [--since D] [--kind K] [--write W]`: GET /v1/hops, every hop's
+ * times across the cascades of the changes that match, as a table (or the
+ * answer with -o json). The exit status. */
+int kr_hop_stats(const kr_args_t *a, kr_ts_t *ts);
 
 /* ---- the cascade tree (tree.c) ---------------------------------------------------- */
 

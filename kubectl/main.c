@@ -97,6 +97,7 @@ static int run(kr_kube_t *k, const kr_args_t *a) {
       return a->critical_path ? kr_critical_path(a, k->ts, a->cpid)
                               : print_trace(a, k->ts, a->cpid);
     case KR_CMD_DIFF: return kr_diff_cascades(a, k->ts);
+    case KR_CMD_HOPS: return kr_hop_stats(a, k->ts);
     case KR_CMD_DASHBOARD: return kr_dashboard(a, k->ts);
     case KR_CMD_EXPORT_TEST: rc = kr_export_test(a, k->ts, err, sizeof err); break;
     case KR_CMD_APPLY: rc = kr_apply(k, a, stdout, err, sizeof err); break;
@@ -119,9 +120,10 @@ static int run(kr_kube_t *k, const kr_args_t *a) {
 static int with_cluster(const kr_args_t *a, const kr_where_t *w) {
   char err[1024];
   int reads = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_LAST || a->cmd == KR_CMD_WHY ||
-              a->cmd == KR_CMD_DASHBOARD || a->cmd == KR_CMD_EXPORT_TEST || a->cmd == KR_CMD_DIFF;
+              a->cmd == KR_CMD_DASHBOARD || a->cmd == KR_CMD_EXPORT_TEST || a->cmd == KR_CMD_DIFF ||
+              a->cmd == KR_CMD_HOPS;
   int url_only = a->cmd == KR_CMD_TRACE || a->cmd == KR_CMD_DASHBOARD ||
-                 a->cmd == KR_CMD_EXPORT_TEST || a->cmd == KR_CMD_DIFF;
+                 a->cmd == KR_CMD_EXPORT_TEST || a->cmd == KR_CMD_DIFF || a->cmd == KR_CMD_HOPS;
   ripple_kube_config_t *cfg = NULL;
   kr_kube_t k = {NULL, NULL, NULL};
   int rc = RIPPLE_OK;

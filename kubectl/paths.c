@@ -6,9 +6,12 @@
  * compare.h) from the traces this plugin reads anyway, the same code the
  * trace server's /critical-path and /v1/compare answer with; the path's
  * hops split into their parts from the server's details of the cascade
- * (critpath_add_parts), as the server's /critical-path does.
+ * (critpath_add_parts), as the server's /critical-path does. And
+ * `kubectl ripple hops`: the server's GET /v1/hops (many cascades, which
+ * only the server reads at once) as a table.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -213,5 +216,79 @@ int kr_diff_cascades(const kr_args_t *a, kr_ts_t *ts) {
     print_diff(stdout, cmp, a->cpid, a->cpid2, kr_want_colour(STDOUT_FILENO));
   }
   json_decref(cmp);
+  return fflush(stdout) == 0 && rc == 0 ? 0 : 1;
+}
+
+/* GET /v1/hops's path for a's filters, into path; RIPPLE_EINVAL when it
+ * does not fit. */
+static int hops_path(const kr_args_t *a, char *path, size_t cap) {
+  snprintf(path, cap, "/v1/hops");
+  int rc = RIPPLE_OK;
+  if (a->since_ns) {
+    char t[40];
+    ripple_time_format(ripple_now_ns() - a->since_ns, t);
+    rc = kr_relay_query_add(path, cap, "since", t);
+  }
+  if (rc == RIPPLE_OK && a->kind) rc = kr_relay_query_add(path, cap, "kind", a->kind);
+  if (rc == RIPPLE_OK && a->write) rc = kr_relay_query_add(path, cap, "write", a->write);
+  if (rc == RIPPLE_OK && a->reachable) rc = kr_relay_query_add(path, cap, "scope", "reachable");
+  return rc;
+}
+
+static void print_hops(FILE *f, const json_t *ans, int colour) {
+  const json_t *roots = json_object_get(ans, "roots"), *h;
+  long long n = (long long)json_integer_value(json_object_get(roots, "count"));
+  fprintf(f, "%s%lld change%s (%s cascades)%s\n",
+          json_is_true(json_object_get(roots, "truncated")) ? "the newest " : "", n,
+          n == 1 ? "" : "s", s(ans, "scope"),
+          json_is_true(json_object_get(roots, "truncated")) ? "; more in the range left out" : "");
+  fprintf(f, "  %-24s %-28s %-12s %8s %7s %9s %9s %9s %9s\n", "component", "write", "kind",
+          "cascades", "writes", "p50 ms", "p90 ms", "p99 ms", "max ms");
+  size_t i;
+  json_array_foreach(json_object_get(ans, "hops"), i, h) {
+    char comp[64], write[64], kind[64];
+    clean(s(h, "component"), comp, sizeof comp);
+    clean(s(h, "write"), write, sizeof write);
+    clean(s(h, "kind"), kind, sizeof kind);
+    int first = colour && i == 0;
+    fprintf(f, "%s  %-24s %-28s %-12s %8lld %7lld %9.0f %9.0f %9.0f %9.0f%s\n", first ? C_BOLD : "",
+            comp, write, kind, (long long)json_integer_value(json_object_get(h, "cascades")),
+            (long long)json_integer_value(json_object_get(h, "writes")), num(h, "p50_ms"),
+            num(h, "p90_ms"), num(h, "p99_ms"), num(h, "max_ms"), first ? C_RESET : "");
+  }
+}
+
+int kr_hop_stats(const kr_args_t *a, kr_ts_t *ts) {
+  char path[8192], err[1024];
+  long status = 0;
+  char *body = NULL;
+  size_t len = 0;
+  if (hops_path(a, path, sizeof path) != RIPPLE_OK) {
+    fprintf(stderr, "error: --kind and --write are too long\n");
+    return 1;
+  }
+  if (kr_ts_get_raw(ts, path, &status, &body, &len, err, sizeof err) != RIPPLE_OK) {
+    fprintf(stderr, "error: %s\n", err);
+    return 1;
+  }
+  json_t *ans = status == 200 ? json_loadb(body, len, 0, NULL) : NULL;
+  if (!ans) {
+    if (status == 404)
+      fprintf(stderr, "error: the trace server has no GET /v1/hops (older than this plugin)\n");
+    else
+      fprintf(stderr, "error: GET /v1/hops answered %ld%s\n", status,
+              status == 200 ? " with something not JSON" : "");
+    free(body);
+    return 1;
+  }
+  free(body);
+  int rc = 0;
+  if (a->json) {
+    rc = json_dumpf(ans, stdout, JSON_INDENT(2));
+    fputc('\n', stdout);
+  } else {
+    print_hops(stdout, ans, kr_want_colour(STDOUT_FILENO));
+  }
+  json_decref(ans);
   return fflush(stdout) == 0 && rc == 0 ? 0 : 1;
 }

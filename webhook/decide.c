@@ -401,7 +401,9 @@ static size_t newest(wh_t *w, const ripple_ctx_t *target, const wh_sources_t *s,
     if (t <= 0 || t < best) continue;
     if (t > best) n = 0;
     best = t;
-    out[n++] = c->cpid;
+    int seen = 0; /* the object's own context may be among its sources too */
+    for (size_t k = 0; k < n && !seen; k++) seen = cpid_eq(&out[k], &c->cpid);
+    if (!seen) out[n++] = c->cpid;
   }
   return n;
 }

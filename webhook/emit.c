@@ -46,14 +46,17 @@ void wh_sink_trigger(const ripple_cpid_t *ids, size_t n) {
   tl_ntrigger = n;
 }
 
-/* The scope's trigger that are among ml's sources, into out (the mergelog's
- * trigger must be a subset of its sources: the server refuses it otherwise). */
+/* ml's sources that the scope names as its trigger, each once, into out. The
+ * trace server refuses a whole batch for one trigger list that repeats a CPID
+ * or names one that is not a source (docs/api.md), so the list is made from
+ * the sources (distinct, ripple_merge's), never from the scope's as given:
+ * the object's own context can be among its sources too. */
 static size_t trigger_of(const ripple_mergelog_t *ml, ripple_cpid_t *out) {
   size_t n = 0;
-  for (size_t i = 0; i < tl_ntrigger; i++)
-    for (size_t k = 0; k < ml->nsources; k++)
+  for (size_t k = 0; k < ml->nsources && n <= WH_SOURCES_MAX; k++)
+    for (size_t i = 0; i < tl_ntrigger; i++)
       if (ripple_cpid_equal(&tl_trigger[i], &ml->sources[k])) {
-        out[n++] = tl_trigger[i];
+        out[n++] = ml->sources[k];
         break;
       }
   return n;

@@ -1,8 +1,9 @@
 /*
  * compare.c - two cascades compared (ripplex/compare.h).
  *
- * Each trace's writes are sorted by hop (component, write, kind) and what
- * they took; the two sorted lists are then walked together, as a merge join.
+ * Each trace's writes are grouped by hop (component, write, kind) with what
+ * they took, sorted (ripplex/hops.h); the two sorted lists of hops are then
+ * walked together, as a merge join.
  */
 #include "ripplex/compare.h"
 
@@ -10,19 +11,18 @@
 #include <string.h>
 
 #include "ripple/ripple.h"
+#include "ripplex/hops.h"
 #include "writes.h"
 
-/* One side's hop: its writes' times, sorted. */
+/* One side's hop. */
 typedef struct hop {
   const char *component, *write, *kind;
   size_t count;
   int64_t p50, max;
 } hop_t;
 
-typedef const cw_write_t *wptr_t; /* what group() sorts */
-
 typedef struct side {
-  cw_trace_t t;
+  hop_groups_t g;
   hop_t *h;
   size_t n;
 } side_t;
@@ -34,32 +34,17 @@ static int key_cmp(const char *c1, const char *w1, const char *k1, const char *c
   return c ? c : strcmp(k1, k2);
 }
 
-static int write_cmp(const void *a, const void *b) {
-  wptr_t x = *(const wptr_t *)a, y = *(const wptr_t *)b;
-  int c = key_cmp(x->service, x->name, x->kind, y->service, y->name, y->kind);
-  return c ? c : (x->took > y->took) - (x->took < y->took);
-}
-
-/* s's hops, from its trace's writes. */
-static int group(side_t *s) {
-  const cw_trace_t *t = &s->t;
-  if (!t->n) return RIPPLE_OK;
-  wptr_t *v = calloc(t->n, sizeof(wptr_t));
-  s->h = calloc(t->n, sizeof *s->h);
-  if (!v || !s->h) {
-    free(v);
-    return RIPPLE_ENOMEM;
+/* s's hops, from trace grouped (ripplex/hops.h). */
+static int group(const json_t *trace, side_t *s) {
+  int rc = hops_group(trace, &s->g);
+  if (rc != RIPPLE_OK || !s->g.n) return rc;
+  s->h = calloc(s->g.n, sizeof *s->h);
+  if (!s->h) return RIPPLE_ENOMEM;
+  for (size_t i = 0; i < s->g.n; i++) {
+    const hop_group_t *g = &s->g.g[i];
+    s->h[s->n++] =
+        (hop_t){g->component, g->write, g->kind, g->n, g->took[(g->n - 1) / 2], g->took[g->n - 1]};
   }
-  for (size_t i = 0; i < t->n; i++) v[i] = &t->w[i];
-  qsort(v, t->n, sizeof(wptr_t), write_cmp);
-  for (size_t i = 0, j; i < t->n; i = j) {
-    for (j = i + 1; j < t->n && !key_cmp(v[i]->service, v[i]->name, v[i]->kind, v[j]->service,
-                                         v[j]->name, v[j]->kind);)
-      j++;
-    s->h[s->n++] = (hop_t){
-        v[i]->service, v[i]->name, v[i]->kind, j - i, v[i + (j - i - 1) / 2]->took, v[j - 1]->took};
-  }
-  free(v);
   return RIPPLE_OK;
 }
 
@@ -158,30 +143,24 @@ static int writers_json(const side_t *a, const side_t *b, json_t *out) {
   return RIPPLE_OK;
 }
 
-static int64_t total(const cw_trace_t *t) {
-  return t->last == CW_NONE ? 0 : cw_diff(t->w[t->last].end, t->w[t->first].end);
-}
-
 static json_t *summary(const side_t *s) {
-  return json_pack("{s:f, s:I}", "total_ms", (double)total(&s->t) / 1e6, "writes",
-                   (json_int_t)s->t.n);
+  return json_pack("{s:f, s:I}", "total_ms", (double)s->g.total / 1e6, "writes",
+                   (json_int_t)s->g.writes);
 }
 
 int compare_compute(const json_t *a, const json_t *b, json_t **out) {
   *out = NULL;
   side_t sa = {0}, sb = {0};
-  int rc = cw_load(a, &sa.t);
-  if (rc == RIPPLE_OK) rc = cw_load(b, &sb.t);
-  if (rc == RIPPLE_OK) rc = group(&sa);
-  if (rc == RIPPLE_OK) rc = group(&sb);
+  int rc = group(a, &sa);
+  if (rc == RIPPLE_OK) rc = group(b, &sb);
   json_t *hops = json_array(), *writers = json_array();
   if (rc == RIPPLE_OK && (!hops || !writers)) rc = RIPPLE_ENOMEM;
   if (rc == RIPPLE_OK) rc = hops_json(&sa, &sb, hops);
   if (rc == RIPPLE_OK) rc = writers_json(&sa, &sb, writers);
   if (rc == RIPPLE_OK) {
-    *out = json_pack("{s:o, s:o, s:f, s:o, s:o}", "a", summary(&sa), "b", summary(&sb), "delta_ms",
-                     (double)cw_diff(total(&sb.t), total(&sa.t)) / 1e6, "hops", hops, "writers",
-                     writers);
+    *out =
+        json_pack("{s:o, s:o, s:f, s:o, s:o}", "a", summary(&sa), "b", summary(&sb), "delta_ms",
+                  (double)cw_diff(sb.g.total, sa.g.total) / 1e6, "hops", hops, "writers", writers);
     hops = writers = NULL;
     if (!*out) rc = RIPPLE_ENOMEM;
   }
@@ -189,7 +168,7 @@ int compare_compute(const json_t *a, const json_t *b, json_t **out) {
   json_decref(writers);
   free(sa.h);
   free(sb.h);
-  cw_free(&sa.t);
-  cw_free(&sb.t);
+  hops_free(&sa.g);
+  hops_free(&sb.g);
   return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * writes.h - a trace's writes and which one each waited for: what
- * critpath.c (the critical path) and compare.c (two cascades compared) are
- * computed from. Private to ripplex.
+ * critpath.c (the critical path) and hops.c (hops, for compare.c and
+ * GET /v1/hops) are computed from. Private to ripplex.
  *
  * A write's predecessor (ripplex/critpath.h says why) is the latest of the
  * previous write of its object (for a status write, of its object or of an

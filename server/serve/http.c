@@ -29,6 +29,7 @@
 #include "ripplex/prom.h"
 #include "ripplex/sbuf.h"
 
+#include "analysis/hops.h"
 #include "analysis/paths.h"
 #include "graph/trace.h"
 #include "ingest/gzip.h"
@@ -476,6 +477,28 @@ static enum MHD_Result handle_objects(http_t *h, struct MHD_Connection *c) {
   return rc;
 }
 
+/* GET /v1/hops?since=&until=&kind=&write=&component=&limit=&scope=: per-hop
+ * statistics across the cascades of the roots that match (analysis/hops.h). */
+static enum MHD_Result handle_hops(http_t *h, struct MHD_Connection *c) {
+  hops_query_t q = {.since = INT64_MIN, .cpid_limit = h->srv->cfg.query_limit};
+  if (!arg_time(c, "since", &q.since))
+    return send_error(c, 400, -1, "since", "must be an RFC 3339 time");
+  if (!arg_time(c, "until", &q.until))
+    return send_error(c, 400, -1, "until", "must be an RFC 3339 time");
+  if (!arg_filter(c, "component", &q.component) || !arg_filter(c, "kind", &q.kind) ||
+      !arg_filter(c, "write", &q.write))
+    return send_error(c, 400, -1, "", "a filter is longer than 4096 bytes");
+  q.limit = arg_size(c, "limit", 50);
+  if (q.limit == (size_t)-1 || q.limit == 0 || q.limit > HOPS_LIMIT_MAX)
+    return send_error(c, 400, -1, "limit", "must be between 1 and 500");
+  if (!arg_scope(c, GRAPH_OWN, &q.scope)) return send_scope_error(c);
+  sbuf_t b;
+  sbuf_init(&b);
+  enum MHD_Result rc = send_answer(c, hops_answer(&h->srv->core, &q, &b), &b);
+  sbuf_free(&b);
+  return rc;
+}
+
 /* GET /v1/roots?since=&until=&component=&namespace=&kind=&name=&limit=&cursor= */
 static enum MHD_Result handle_roots(http_t *h, struct MHD_Connection *c) {
   search_roots_query_t q = {.since = INT64_MIN, .until = 0};
@@ -594,8 +617,8 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
   int search = !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots");
   int stalls = !strcmp(url, "/v1/stalls") || !strcmp(url, "/v1/stalls/expected");
   int compare = !strcmp(url, "/v1/compare");
-  int fights = !strcmp(url, "/v1/fights");
-  int known = ingest || search || details || stalls || compare || fights ||
+  int fights = !strcmp(url, "/v1/fights"), hops = !strcmp(url, "/v1/hops");
+  int known = ingest || search || details || stalls || compare || fights || hops ||
               !strcmp(url, "/v1/traces") || !strcmp(url, "/metrics") ||
               !strncmp(url, "/v1/cpids/", 10) || !strncmp(url, "/v1/objects/", 12);
   if (!get)
@@ -635,9 +658,9 @@ static enum MHD_Result route(http_t *h, struct MHD_Connection *c, const char *ur
     *which = ROUTE_QUERY;
     return url[4] == 'o' ? handle_objects(h, c) : handle_roots(h, c);
   }
-  if (compare) {
+  if (compare || hops) {
     *which = ROUTE_QUERY;
-    return handle_compare(h, c);
+    return compare ? handle_compare(h, c) : handle_hops(h, c);
   }
   return send_error(c, 404, -1, "", unknown_path_message(url));
 }
@@ -688,8 +711,9 @@ static enum MHD_Result refuse_early(http_t *h, struct MHD_Connection *c, const c
   if (!get) {
     int known = writes || !strcmp(url, "/v1/objects") || !strcmp(url, "/v1/roots") ||
                 !strcmp(url, "/v1/stalls") || !strcmp(url, "/v1/stalls/expected") ||
-                !strcmp(url, "/v1/fights") || !strcmp(url, "/metrics") ||
-                !strncmp(url, "/v1/cpids/", 10) || !strncmp(url, "/v1/objects/", 12);
+                !strcmp(url, "/v1/fights") || !strcmp(url, "/v1/hops") ||
+                !strcmp(url, "/metrics") || !strncmp(url, "/v1/cpids/", 10) ||
+                !strncmp(url, "/v1/objects/", 12);
     return send_error(c, known ? 405 : 404, -1, "",
                       known ? "method not allowed" : unknown_path_message(url));
   }

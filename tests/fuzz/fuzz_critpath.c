@@ -1,7 +1,7 @@
 /*
  * fuzz_critpath.c - libFuzzer target for what kubectl ripple and the trace
  * server compute from a trace they read (lib/ripplex/critpath.c, compare.c,
- * writes.c): any JSON where a trace is expected.
+ * hops.c, writes.c): any JSON where a trace is expected.
  *
  * The input is a JSON text, parsed by jansson; the properties: no crash, no
  * leak; an object gives RIPPLE_OK and an answer whose hops are at most the
@@ -9,6 +9,8 @@
  * object's "details", as GET /details answers) not negative and not more
  * than the hop; anything else EINVAL. The
  * same text is compared with itself: every hop "same", no writer changed.
+ * Grouped into hops (GET /v1/hops's grouping): the groups' writes add up to
+ * the trace's, each group's times ascending.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -18,6 +20,7 @@
 #include "ripple/ripple.h"
 #include "ripplex/compare.h"
 #include "ripplex/critpath.h"
+#include "ripplex/hops.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -70,10 +73,30 @@ static void compare_case(const json_t *t) {
   json_decref(out);
 }
 
+static void hops_case(const json_t *t) {
+  hop_groups_t h;
+  int rc = hops_group(t, &h);
+  if (rc != RIPPLE_OK) {
+    if (json_is_object(t) && rc != RIPPLE_ENOMEM) abort();
+    return;
+  }
+  size_t sum = 0;
+  for (size_t i = 0; i < h.n; i++) {
+    if (!h.g[i].n) abort();
+    for (size_t k = 1; k < h.g[i].n; k++)
+      if (h.g[i].took[k - 1] > h.g[i].took[k]) abort();
+    if (hops_percentile(h.g[i].took, h.g[i].n, 50) > h.g[i].took[h.g[i].n - 1]) abort();
+    sum += h.g[i].n;
+  }
+  if (sum != h.writes) abort();
+  hops_free(&h);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   json_t *t = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
   if (!t) return 0;
   path_case(t);
+  hops_case(t);
   compare_case(t);
   json_decref(t);
   return 0;

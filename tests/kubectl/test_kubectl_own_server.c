@@ -6,7 +6,7 @@
  * records are two scales of one Deployment as the webhook sends them: the
  * second scale's ReplicaSet update merges the first one's context, naming
  * the person's change as its trigger. Also the text's scope line and its
- * dashboard deep link, and the flags' refusals.
+ * dashboard deep link, the flags' refusals, and hops (GET /v1/hops).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -171,7 +171,8 @@ static void test_flags_refused(void **state) {
   assert_non_null(strstr(out, "--scope must be own"));
   out = run("scale deploy/web --replicas=2 --reachable", &st);
   assert_int_equal(st, 2);
-  assert_non_null(strstr(out, "--reachable and --scope are for trace, last, diff and dashboard"));
+  assert_non_null(
+      strstr(out, "--reachable and --scope are for trace, last, diff, hops and dashboard"));
   out = run("scale deploy/web --replicas=2 --critical-path", &st);
   assert_int_equal(st, 2);
   assert_non_null(strstr(out, "--critical-path is for trace and last"));
@@ -219,6 +220,44 @@ static void test_critical_path_and_diff(void **state) {
   out = run(args, &st);
   assert_int_equal(st, 0);
   assert_non_null(strstr(out, "create pods"));
+}
+
+/* hops: GET /v1/hops as a table, or its answer with -o json. The records
+ * are days old: --since 1h finds none of them, --since 3650d all. */
+static void test_hops(void **state) {
+  rig_t *r = *state;
+  char args[256];
+  int st;
+  snprintf(args, sizeof args, "hops --server %s --since 3650d --write \"create pods\" -o json",
+           r->base);
+  char *out = run(args, &st);
+  if (st != 0) fail_msg("kubectl-ripple %s: status %d:\n%s", args, st, out);
+  json_t *j = json_loads(out, 0, NULL);
+  if (!j) fail_msg("not JSON: %s", out);
+  /* Each scale's own cascade: its Pods' creates (R0 has no writes). */
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "roots"), "count")), 2);
+  const json_t *h = json_array_get(json_object_get(j, "hops"), 0);
+  assert_string_equal(json_string_value(json_object_get(h, "write")), "create pods");
+  assert_int_equal(json_integer_value(json_object_get(h, "cascades")), 2);
+  assert_int_equal(json_integer_value(json_object_get(h, "writes")), 2 * PODS);
+  json_decref(j);
+  snprintf(args, sizeof args, "hops --server %s --since 1h -o json", r->base);
+  out = run(args, &st);
+  assert_int_equal(st, 0);
+  j = json_loads(out, 0, NULL);
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "roots"), "count")), 0);
+  json_decref(j);
+  snprintf(args, sizeof args, "hops --server %s", r->base);
+  out = run(args, &st);
+  assert_int_equal(st, 0);
+  assert_non_null(strstr(out, "3 changes (own cascades)"));
+  assert_non_null(strstr(out, "replicaset-controller"));
+  out = run("hops --since yesterday", &st);
+  assert_int_equal(st, 2);
+  assert_non_null(strstr(out, "--since must be a duration"));
+  out = run("trace " P1 " --kind Deployment", &st);
+  assert_int_equal(st, 2);
+  assert_non_null(strstr(out, "hops' flags"));
 }
 
 #define P3 "00000013-0000-4000-8000-000000000000" /* a change of two writes, with details */
@@ -299,6 +338,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_trace_text, setup, teardown),
       cmocka_unit_test_setup_teardown(test_flags_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_critical_path_and_diff, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_hops, setup, teardown),
       cmocka_unit_test_setup_teardown(test_critical_path_parts, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -247,6 +247,17 @@ void cl_wait(int (*cond)(void *ud), void *ud, int timeout_ms, const char *what) 
   if (!lab_wait(cond, ud, timeout_ms)) fail_msg("waited %d s for %s", timeout_ms / 1000, what);
 }
 
+void cl_nothing_refused(void) {
+  cl_spans_settle();
+  char *body = NULL;
+  assert_int_equal(whlab_webhook_get(&cl, "/metrics", &body), 200);
+  double v = hc_metric_value(body ? body : "", "ripple_webhook_shipper_rejected_total");
+  free(body);
+  if (v != 0)
+    fail_msg("the trace server refused %.0f records the webhook sent (ship_rejected in %s)", v,
+             cl.webhook.log);
+}
+
 /* ---- the lab's scheduler ---------------------------------------------------- */
 
 static pid_t stopped_scheduler;

@@ -73,6 +73,10 @@ void cl_delete_person(const char *resource, const char *ns, const char *name, ch
 /* Poll cond every 100 ms up to timeout_ms; fail the test naming what when it
  * never holds. */
 void cl_wait(int (*cond)(void *ud), void *ud, int timeout_ms, const char *what);
+/* Fail unless the trace server took every record the webhook sent
+ * (ripple_webhook_shipper_rejected_total 0): it refuses a whole batch for one
+ * malformed record, and the cascades in it would only look cut. */
+void cl_nothing_refused(void);
 /* Stop the lab's kube-scheduler (SIGSTOP; its pid from $RIPPLE_LAB_DIR/run),
  * and let it go on (SIGCONT). Stopped, it is resumed at exit and on SIGINT or
  * SIGTERM too: a stopped scheduler would stop every later test. */

@@ -7,6 +7,7 @@
 #   live      a trace that arrives over ten seconds fills in without a reload
 #   scope     each scale's own cascade by default, everything reachable on the toggle
 #   critpath  the critical path marked on the waterfall, its table, and #/compare
+#   hopstats  #/hops from Find: every hop's times across five scales, the binding first
 # Usage: tests/web/e2e.sh RIPPLE_SERVER_BIN SOURCE_DIR NAME
 set -euo pipefail
 bin=${1:?usage: e2e.sh RIPPLE_SERVER_BIN SOURCE_DIR NAME}

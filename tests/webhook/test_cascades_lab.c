@@ -200,6 +200,7 @@ static void test_scale_after_gap(void **state) {
       fail_msg("a write under %s is marked causeUnknown: %s", x,
                json_string_value(json_object_get(s, "name")));
   }
+  cl_nothing_refused();
   json_decref(before);
   json_decref(after);
   json_decref(fresh);

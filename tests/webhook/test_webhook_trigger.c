@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "emit.h"
 #include "wh_fixture.h"
 
 #define DC "system:serviceaccount:kube-system:deployment-controller"
@@ -118,10 +119,77 @@ static void unknown_times_name_nothing(void **state) {
   assert_int_equal(m->ntrigger, 0);
 }
 
+/* A ReplicaSet's status write after its update here: its own context is the
+ * write's target and, remembered moments ago, one of its sources, and it is
+ * the newest change; a Pod of it carries a root of its own (a write decided
+ * as cause unknown while a new decider settled, as after a helm upgrade), so
+ * the merge makes a new CPID. Its trigger is the ReplicaSet's context, named
+ * once: twice, the trace server refused the whole batch. */
+static void own_context_newest(void **state) {
+  fx_t *f = *state;
+  add_deployment(f, 1, 10);
+  f->cap->now += SECOND;
+  person_scales(f, 1, 10);
+  add_deployment(f, 2, 11);
+  f->cap->now += SECOND;
+  ripple_cpid_t n1 = rs_update(f, S_CPID, 2)->cpid;
+  char n1s[40], rs[768];
+  fmt(&n1, n1s);
+  rs_text(rs, sizeof rs, n1s, 2);
+  world_add(&f->world, rs);
+  world_add(
+      &f->world,
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-1-a\","
+      "\"namespace\":\"d\",\"uid\":\"pod-a\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+      "\"kind\":\"ReplicaSet\",\"name\":\"web-1\",\"uid\":\"rs-uid\",\"controller\":true}],"
+      "\"annotations\":{\"cpid.ripple.dev/pod\":\"1;11111111-2222-4333-8444-555555555555\"}}}");
+  f->cap->now += SECOND;
+  size_t nml = f->cap->nml;
+  admit(f, "UPDATE", "system:serviceaccount:kube-system:replicaset-controller", "ReplicaSet",
+        "replicasets", "status", "d", "web-1", rs, rs);
+  assert_int_equal(f->cap->nml, nml + 1);
+  const cap_mergelog_t *m = &f->cap->ml[nml];
+  assert_true(mergelog_has_source(m, &n1));
+  assert_int_equal(m->ntrigger, 1);
+  assert_true(ripple_cpid_equal(&m->trigger[0], &n1));
+}
+
+/* The trigger list a mergelog carries names each of its sources at most once
+ * and nothing else, whatever the decision handed the sink: the trace server
+ * refuses a whole batch for one list that repeats a CPID or names a
+ * non-source. The object's own context was also among its sources in the
+ * first scale after a helm upgrade on the real node: three mergelogs refused. */
+static void trigger_list_valid(void **state) {
+  fx_t *f = *state;
+  ripple_cpid_t a, b, c;
+  assert_int_equal(ripple_cpid_parse(X_CPID, strlen(X_CPID), &a), RIPPLE_OK);
+  assert_int_equal(ripple_cpid_parse(S_CPID, strlen(S_CPID), &b), RIPPLE_OK);
+  assert_int_equal(ripple_cpid_parse(P_CPID, strlen(P_CPID), &c), RIPPLE_OK);
+  ripple_cpid_t src[2] = {a, b}, named[4] = {b, b, c, b};
+  ripple_mergelog_t ml = {.cpid = c, .sources = src, .nsources = 2};
+  size_t nml = f->cap->nml;
+  wh_sink_scope("deployment-controller", 0);
+  wh_sink_trigger(named, 4);
+  wh_sink_mergelog(f->w, &ml);
+  wh_sink_scope(NULL, 0);
+  assert_int_equal(f->cap->nml, nml + 1);
+  const cap_mergelog_t *m = &f->cap->ml[nml];
+  assert_int_equal(m->ntrigger, 1);
+  assert_true(ripple_cpid_equal(&m->trigger[0], &b));
+  /* A scope's trigger none of whose CPIDs is a source names nothing. */
+  wh_sink_scope("deployment-controller", 0);
+  wh_sink_trigger(&c, 1);
+  wh_sink_mergelog(f->w, &ml);
+  wh_sink_scope(NULL, 0);
+  assert_int_equal(f->cap->ml[nml + 1].ntrigger, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(person_is_the_trigger, setup, teardown),
       cmocka_unit_test_setup_teardown(unknown_times_name_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(trigger_list_valid, setup, teardown),
+      cmocka_unit_test_setup_teardown(own_context_newest, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -284,6 +284,8 @@ export function createApi({ base = '', fetch: fetchImpl = globalThis.fetch?.bind
     details: (cpid, opts = {}) => optional(cpid, 'details', opts.signal),
     cpidStalls: (cpid, opts = {}) => optional(cpid, 'stalls', opts.signal),
     origins: (cpid, opts = {}) => cpidQuery(cpid, 'origins', opts.signal),
+    /* Hops across many cascades (GET /v1/hops); a 404: a server older than it. */
+    hops: (params, opts = {}) => getJson(`/v1/hops${query(params)}`, { ...opts, endpoint: '/v1/hops' }),
     roots: (params, opts = {}) => getJson(`/v1/roots${query(params)}`, { ...opts, endpoint: '/v1/roots' }),
     objects: (params, opts = {}) => getJson(`/v1/objects${query(params)}`, { ...opts, endpoint: '/v1/objects' }),
   };

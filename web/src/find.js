@@ -7,12 +7,14 @@
  * each a link to its trace; nothing when the server has no stall detector.
  * Each change's counts and duration are of its own cascade; the toggle (scope=reachable
  * in the URL) lists them for everything reachable, and its links open that scope.
+ * "Hops of these changes" opens #/hops with the same time range and kind: every hop's
+ * times across their cascades (hopstats-view.js).
  */
 import { h, markLoading, markReady } from './dom.js';
 import { checkCpid } from './api.js';
 import { isCpid } from './cpid.js';
 import { failView } from './errors.js';
-import { formatRoute, scopeOf, traceHref } from './route.js';
+import { formatRoute, hopStatsHref, scopeOf, traceHref } from './route.js';
 import { formatClock, formatDuration, parseTime } from './time.js';
 import { objectLabel } from './model.js';
 import { shortCpid } from './cpid.js';
@@ -166,7 +168,10 @@ async function rootsBlock(p, ctx, signal) {
   const body = h('tbody', {});
   const more = h('div', { class: 'more' });
   const section = h('section', { class: 'card', 'aria-labelledby': 'roots-title' },
-    h('div', { class: 'card-head' }, h('h2', { id: 'roots-title' }, filtered ? 'Changes matching' : 'Latest changes'), findScopeToggle(p, scope)),
+    h('div', { class: 'card-head' }, h('h2', { id: 'roots-title' }, filtered ? 'Changes matching' : 'Latest changes'),
+      h('a', { href: hopStatsHref({ since: p.since, until: p.until, kind: p.kind, component: p.component, scope: query.scope }),
+        id: 'find-hops', class: 'button', title: 'every hop\'s times (p50, p90, p99, max) across these changes\' cascades' }, 'Hops of these changes'),
+      findScopeToggle(p, scope)),
     h('table', { class: 'list roots', id: 'roots' },
       h('thead', {}, h('tr', {}, ['Time (UTC)', 'Who', 'Object', 'Cascade', 'Duration', 'CPID'].map((t, i) =>
         h('th', { scope: 'col', class: i === 3 || i === 4 ? 'num' : null }, t)))),

@@ -1,6 +1,6 @@
 /*
  * The dashboard's entry point: reads the hash route, mounts the view it names (Find, a
- * trace, or two cascades compared), and on hash changes either tells the mounted view what changed (same view,
+ * trace, two cascades compared, or hops across many cascades), and on hash changes either tells the mounted view what changed (same view,
  * other tab or selection) or mounts another one.
  */
 import './style.css';
@@ -10,6 +10,8 @@ import { h, showError } from './dom.js';
 import { mountFind } from './find.js';
 import { mountTrace } from './trace.js';
 import { mountCompare } from './compare.js';
+import { mountHopStats } from './hopstats-view.js';
+import { hopStatsQuery } from './hopstats.js';
 
 const api = createApi({ base: apiBase(window.location.search) });
 const app = document.getElementById('app');
@@ -20,6 +22,7 @@ function viewKey(route) {
   if (route.view === 'trace') return `trace:${route.cpid}:${scopeOf(route)}`;
   if (route.view === 'find') return `find:${JSON.stringify(route.params)}`;
   if (route.view === 'compare') return `compare:${route.a}:${route.b}:${scopeOf(route)}`;
+  if (route.view === 'hopstats') return `hopstats:${JSON.stringify(hopStatsQuery(route.params))}`;
   return `other:${route.path}`;
 }
 
@@ -36,6 +39,7 @@ function render() {
   if (route.view === 'find') current = mountFind(app, route, ctx);
   else if (route.view === 'trace') current = mountTrace(app, route, ctx);
   else if (route.view === 'compare') current = mountCompare(app, route, ctx);
+  else if (route.view === 'hopstats') current = mountHopStats(app, route, ctx);
   else {
     showError(app, `There is no page "#${route.path}" in the dashboard.`, { title: 'No such page',
       actions: [h('a', { href: '#/', class: 'button' }, 'Find a change')] });

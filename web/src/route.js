@@ -10,6 +10,7 @@
  *   #/trace/<cpid>/graph[?select=<cpid>]
  *   #/trace/<cpid>/events
  *   #/compare/<cpid a>/<cpid b>        two cascades compared hop by hop
+ *   #/hops?since=&until=&kind=&write=&component=   hops across the cascades of many changes
  *
  * The waterfall takes `path=off` to hide the critical path's mark (shown by default).
  * Find and every trace tab take `scope=reachable`: everything reachable from the change
@@ -19,7 +20,7 @@
 
 const TABS = new Set(['waterfall', 'hops', 'graph', 'events']);
 
-/* {view: 'find'|'trace'|'compare'|'notfound', cpid?, tab?, a?, b?, params: {name: value}} of a hash. */
+/* {view: 'find'|'trace'|'compare'|'hopstats'|'notfound', cpid?, tab?, a?, b?, params: {name: value}} of a hash. */
 export function parseRoute(hash) {
   const text = String(hash ?? '').replace(/^#/, '');
   const q = text.indexOf('?');
@@ -34,6 +35,7 @@ export function parseRoute(hash) {
     if (!TABS.has(tab)) return { view: 'notfound', path, params };
     return { view: 'trace', cpid: safeDecode(parts[1]), tab, params };
   }
+  if (parts.length === 1 && parts[0] === 'hops') return { view: 'hopstats', params };
   if (parts[0] === 'compare' && parts.length === 3) {
     return { view: 'compare', a: safeDecode(parts[1]), b: safeDecode(parts[2]), params };
   }
@@ -64,6 +66,7 @@ export function formatRoute(route) {
     path = `/trace/${encodeURIComponent(route.cpid)}`;
     if (route.tab && route.tab !== 'waterfall') path += `/${route.tab}`;
   }
+  if (route.view === 'hopstats') path = '/hops';
   if (route.view === 'compare') path = `/compare/${encodeURIComponent(route.a)}/${encodeURIComponent(route.b)}`;
   const qs = formatParams(route.params);
   return `#${path}${qs ? '?' + qs : ''}`;
@@ -99,6 +102,11 @@ export function withParams(route, changes) {
 /* A link to two cascades compared (a before, b after), with optional parameters. */
 export function compareHref(a, b, params = {}) {
   return formatRoute({ view: 'compare', a, b, params });
+}
+
+/* A link to the hops across many cascades (#/hops), with its filters. */
+export function hopStatsHref(params = {}) {
+  return formatRoute({ view: 'hopstats', params });
 }
 
 /* Whether a waterfall route shows the critical path: unless path=off. */

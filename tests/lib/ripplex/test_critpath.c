@@ -14,6 +14,7 @@
 
 #include "ripplex/compare.h"
 #include "ripplex/critpath.h"
+#include "ripplex/hops.h"
 #include "testutil.h"
 
 #define P "00000000-0000-4000-8000-000000000001"
@@ -219,6 +220,41 @@ static void bad_input(void **state) {
   json_decref(empty);
 }
 
+/* One trace grouped into hops (ripplex/hops.h), what GET /v1/hops adds up:
+ * the two bindings in one group, the slower one last. */
+static void grouped(void **state) {
+  (void)state;
+  json_t *t = scale_trace();
+  hop_groups_t h;
+  assert_int_equal(hops_group(t, &h), RIPPLE_OK);
+  assert_int_equal(h.writes, 11);
+  assert_true(h.total == 2300000000LL);
+  assert_string_equal(h.first, "update deployments");
+  const hop_group_t *b = NULL;
+  for (size_t i = 0; i < h.n; i++)
+    if (!strcmp(h.g[i].write, "create pods/binding")) b = &h.g[i];
+  assert_non_null(b);
+  assert_string_equal(b->component, "kube-scheduler");
+  assert_int_equal(b->n, 2);
+  assert_true(b->took[0] <= b->took[1]);
+  assert_true(b->took[1] == 2022000000LL);
+  hops_free(&h);
+  json_decref(t);
+  assert_int_equal(hops_group(json_null(), &h), RIPPLE_EINVAL);
+}
+
+static void percentiles(void **state) {
+  (void)state;
+  static const int64_t v[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  assert_true(hops_percentile(v, 10, 50) == 5);
+  assert_true(hops_percentile(v, 10, 90) == 9);
+  assert_true(hops_percentile(v, 10, 99) == 10);
+  assert_true(hops_percentile(v, 10, 100) == 10);
+  assert_true(hops_percentile(v, 5, 50) == 3);
+  assert_true(hops_percentile(v, 1, 1) == 1);
+  assert_true(hops_percentile(v, 0, 50) == 0);
+}
+
 /* ---- a hop split into its parts ---- */
 
 #define MS 1000000LL
@@ -337,6 +373,8 @@ int main(void) {
       cmocka_unit_test(split_parts),
       cmocka_unit_test(split_clamped),
       cmocka_unit_test(hop_parts),
+      cmocka_unit_test(grouped),
+      cmocka_unit_test(percentiles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
