@@ -4,10 +4,12 @@
 #include "cascade_lab.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -245,6 +247,51 @@ void cl_delete_person(const char *resource, const char *ns, const char *name, ch
 
 void cl_wait(int (*cond)(void *ud), void *ud, int timeout_ms, const char *what) {
   if (!lab_wait(cond, ud, timeout_ms)) fail_msg("waited %d s for %s", timeout_ms / 1000, what);
+}
+
+/* ---- ripple-watch ------------------------------------------------------------ */
+
+static pid_t watch_pid;
+static char watch_log[300];
+static int watch_want;
+
+static int watch_synced(void *ud) {
+  (void)ud;
+  FILE *f = fopen(watch_log, "r");
+  if (!f) return 0;
+  char line[1024];
+  int n = 0;
+  while (fgets(line, sizeof line, f)) n += strstr(line, "event=watch_synced") != NULL;
+  fclose(f);
+  return n >= watch_want;
+}
+
+void cl_watch_start(const char *const *more, int watches) {
+  const char *bin = getenv("RIPPLE_WATCH_BIN");
+  if (!bin || !*bin) {
+    fail_msg("RIPPLE_WATCH_BIN is needed (ctest sets it)");
+    return;
+  }
+  const char *argv[24] = {bin, "--namespace", cl.ns, "--trace-server", cl.trace};
+  size_t n = 5;
+  for (size_t i = 0; more && more[i] && n < sizeof argv / sizeof argv[0] - 1; i++)
+    argv[n++] = more[i];
+  snprintf(watch_log, sizeof watch_log, "%s/watch.log", cl.dir);
+  watch_want = watches;
+  watch_pid = fork();
+  assert_true(watch_pid >= 0);
+  if (watch_pid == 0) {
+    int fd = open(watch_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) dup2(fd, 2);
+    execv(bin, (char *const *)argv);
+    _exit(127);
+  }
+  cl_wait(watch_synced, NULL, 60000, "ripple-watch to sync its watches");
+}
+
+void cl_watch_stop(void) {
+  if (watch_pid > 0) kill(watch_pid, SIGKILL), waitpid(watch_pid, NULL, 0);
+  watch_pid = 0;
 }
 
 void cl_nothing_refused(void) {

@@ -73,6 +73,13 @@ void cl_delete_person(const char *resource, const char *ns, const char *name, ch
 /* Poll cond every 100 ms up to timeout_ms; fail the test naming what when it
  * never holds. */
 void cl_wait(int (*cond)(void *ud), void *ud, int timeout_ms, const char *what);
+/* ripple-watch ($RIPPLE_WATCH_BIN, which ctest sets) on cl.ns, sending to the
+ * trace server, with the arguments of more (NULL-terminated) after
+ * --namespace and --trace-server, its log in cl.dir/watch.log; returns once
+ * its first `watches` watches are synced. cl_watch_stop kills it (teardowns
+ * call it; nothing when none runs). */
+void cl_watch_start(const char *const *more, int watches);
+void cl_watch_stop(void);
 /* Fail unless the trace server took every record the webhook sent
  * (ripple_webhook_shipper_rejected_total 0): it refuses a whole batch for one
  * malformed record, and the cascades in it would only look cut. */

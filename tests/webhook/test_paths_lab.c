@@ -92,44 +92,17 @@ static void test_slow_scheduler(void **state) {
 
 /* ---- the hops' parts: ripple-watch and audit --------------------------------------- */
 
-static pid_t watch_pid;
-static char watch_log[300];
-
 static int parts_teardown(void **state) {
-  if (watch_pid > 0) kill(watch_pid, SIGKILL), waitpid(watch_pid, NULL, 0), watch_pid = 0;
+  cl_watch_stop();
   return cl_teardown(state);
-}
-
-static int synced(void *ud) {
-  (void)ud;
-  FILE *f = fopen(watch_log, "r");
-  if (!f) return 0;
-  char line[1024];
-  int n = 0;
-  while (fgets(line, sizeof line, f)) n += strstr(line, "event=watch_synced") != NULL;
-  fclose(f);
-  return n >= 3;
 }
 
 /* ripple-watch on the test's Deployments, ReplicaSets and Pods, sending
  * their changes to the trace server. */
 static void start_watch(void) {
-  const char *bin = getenv("RIPPLE_WATCH_BIN");
-  if (!bin) {
-    fail_msg("RIPPLE_WATCH_BIN is needed (ctest sets it)");
-    return;
-  }
-  snprintf(watch_log, sizeof watch_log, "%s/watch.log", cl.dir);
-  watch_pid = fork();
-  assert_true(watch_pid >= 0);
-  if (watch_pid == 0) {
-    int fd = open(watch_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) dup2(fd, 2);
-    execl(bin, bin, "--resources", "deployments.apps,replicasets.apps,pods", "--namespace", cl.ns,
-          "--trace-server", cl.trace, "--no-records", (char *)NULL);
-    _exit(127);
-  }
-  cl_wait(synced, NULL, 60000, "ripple-watch to sync its watches");
+  static const char *const more[] = {"--resources", "deployments.apps,replicasets.apps,pods",
+                                     "--no-records", NULL};
+  cl_watch_start(more, 3);
 }
 
 static char audit_listen[32];

@@ -34,51 +34,25 @@
 #include "http_client.h"
 #include "watch_lab.h"
 
-static pid_t watch_pid;
 static pid_t paused; /* a lab component this test stopped, resumed in teardown */
-static char watch_log[300];
 
 static int teardown(void **state) {
   if (paused) kill(paused, SIGCONT), paused = 0;
-  if (watch_pid > 0) kill(watch_pid, SIGKILL), waitpid(watch_pid, NULL, 0), watch_pid = 0;
+  cl_watch_stop();
   return cl_teardown(state);
 }
 
 /* ---- processes ------------------------------------------------------------------ */
 
-static int synced_all(void *ud) {
-  (void)ud;
-  FILE *f = fopen(watch_log, "r");
-  if (!f) return 0;
-  char line[1024];
-  int n = 0;
-  while (fgets(line, sizeof line, f)) n += strstr(line, "event=watch_synced") != NULL;
-  fclose(f);
-  return n >= 4;
-}
-
 /* ripple-watch on the test's namespace, sending spans and details to the
  * trace server; waits until its four watches are synced. */
 static void start_watch(void) {
-  const char *bin = getenv("RIPPLE_WATCH_BIN");
-  if (!bin) {
-    fail_msg("RIPPLE_WATCH_BIN is needed (ctest sets it)");
-    return;
-  }
-  snprintf(watch_log, sizeof watch_log, "%s/watch.log", cl.dir);
-  char out[300];
+  static char out[300];
   snprintf(out, sizeof out, "%s/watch.jsonl", cl.dir);
-  watch_pid = fork();
-  assert_true(watch_pid >= 0);
-  if (watch_pid == 0) {
-    int fd = open(watch_log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) dup2(fd, 2);
-    execl(bin, bin, "--resources", "deployments.apps,replicasets.apps,pods,events", "--namespace",
-          cl.ns, "--trace-server", cl.trace, "--out", out, "--redact",
-          "/spec/template/spec/containers/*/env", (char *)NULL);
-    _exit(127);
-  }
-  cl_wait(synced_all, NULL, 60000, "ripple-watch to sync its watches");
+  const char *const more[] = {
+      "--resources", "deployments.apps,replicasets.apps,pods,events", "--out", out,
+      "--redact",    "/spec/template/spec/containers/*/env",          NULL};
+  cl_watch_start(more, 4);
 }
 
 /* The pid of a lab component (its pid file in the lab's state directory). */
