@@ -26,7 +26,7 @@ static char *readers[] = {"reader-secret-16chars", NULL};
 
 static long request(const rig_t *r, const char *method, const char *path, const char *body,
                     const char *token, char **out) {
-  char url[512];
+  char url[640]; /* base (64) and a path of up to 512 bytes */
   snprintf(url, sizeof url, "%s%s", r->base, path);
   hc_resp_t resp;
   assert_int_equal(hc_request(method, url, body, body ? strlen(body) : 0, token, &resp), 0);

@@ -67,7 +67,7 @@ static void expect_roots(const rig_t *r, const char *uid, const char *query, con
 
 static void expect_status(const rig_t *r, const char *method, const char *path, const char *token,
                           long status, const char *field) {
-  char url[512];
+  char url[640]; /* base (64) and a path of up to 512 bytes */
   snprintf(url, sizeof url, "%s%s", r->base, path);
   hc_resp_t resp;
   assert_int_equal(hc_request(method, url, NULL, 0, token, &resp), 0);
