@@ -94,3 +94,23 @@ void rig_self_signed(const rig_t *r, char *crt, size_t crtcap, char *key, size_t
   /* A test's own fixed command line, with paths it made itself. */
   assert_int_equal(system(cmd), 0); /* NOLINT(cert-env33-c) */
 }
+
+const char *rig_cpid(int key) {
+  static char buf[8][40];
+  static int next;
+  char *b = buf[next++ % 8];
+  snprintf(b, 40, "%08x-0000-4000-8000-000000000000", (unsigned)key);
+  return b;
+}
+
+void rig_span(sbuf_t *s, int key, int n, const char *svc, const char *name, const char *kind,
+              const char *obj, const char *owner, int k, int ms) {
+  sbuf_printf(s,
+              "%s{\"cpid\":\"%s\",\"span_id\":\"%016x\",\"service\":\"%s\",\"name\":\"%s\","
+              "\"start\":\"2026-11-24T10:%02d:00Z\",\"end\":\"2026-11-24T10:%02d:%02d.%03dZ\","
+              "\"attributes\":{\"kind\":\"%s\",\"namespace\":\"d\",\"name\":\"%s\",\"uid\":"
+              "\"%s-uid\",\"owner\":\"%s\",\"operation\":\"UPDATE\",\"resourceVersion\":"
+              "\"%d\"}}",
+              s->len > 1 ? "," : "", rig_cpid(key), (unsigned)(key * 100 + n), svc, name, k, k,
+              ms / 1000, ms % 1000, kind, obj, obj, owner, n);
+}

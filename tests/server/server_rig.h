@@ -8,6 +8,7 @@
 #ifndef RIPPLE_TESTS_SERVER_RIG_H
 #define RIPPLE_TESTS_SERVER_RIG_H
 
+#include "ripplex/sbuf.h"
 #include "serve/http.h"
 #include "serve/server.h"
 
@@ -36,6 +37,15 @@ void rig_first_database(rig_t *r, const char *rows);
 /* A self-signed certificate for 127.0.0.1 (openssl), written as crt and
  * key (paths of crtcap/keycap bytes) in r's directory. */
 void rig_self_signed(const rig_t *r, char *crt, size_t crtcap, char *key, size_t keycap);
+/* The CPID of a test's key: "%08x-0000-4000-8000-000000000000" (one of
+ * eight rotating buffers, so a call can take several). */
+const char *rig_cpid(int key);
+/* A span as the webhook sends it, appended to the JSON array being built in
+ * s: key's CPID, span n of it, the writer svc's write name on kind's object
+ * obj (uid "<obj>-uid", resourceVersion n) owned by owner ("Kind/name" or
+ * ""), ending ms into minute k. */
+void rig_span(sbuf_t *s, int key, int n, const char *svc, const char *name, const char *kind,
+              const char *obj, const char *owner, int k, int ms);
 /* cmocka teardown of a rig in *state: closed if open, its directory removed. */
 int rig_teardown(void **state);
 

@@ -22,31 +22,12 @@
  * ReplicaSet's write (10 ms) it waited for. */
 static const int bind_ms[] = {0, 40, 140, 240, 340, 1040};
 
-static const char *id(int key) {
-  static char buf[8][40];
-  static int next;
-  char *b = buf[next++ % 8];
-  snprintf(b, 40, "%08x-0000-4000-8000-000000000000", (unsigned)key);
-  return b;
-}
-
-static void span(sbuf_t *s, int key, int n, const char *svc, const char *name, const char *kind,
-                 const char *obj, const char *owner, int k, int ms) {
-  sbuf_printf(s,
-              "%s{\"cpid\":\"%s\",\"span_id\":\"%016x\",\"service\":\"%s\",\"name\":\"%s\","
-              "\"start\":\"2026-11-24T10:%02d:00Z\",\"end\":\"2026-11-24T10:%02d:%02d.%03dZ\","
-              "\"attributes\":{\"kind\":\"%s\",\"namespace\":\"d\",\"name\":\"%s\",\"uid\":"
-              "\"%s-uid\",\"owner\":\"%s\"}}",
-              s->len > 1 ? "," : "", id(key), (unsigned)(key * 100 + n), svc, name, k, k, ms / 1000,
-              ms % 1000, kind, obj, obj, owner);
-}
-
 static void root(sbuf_t *m, int k, const char *kind, const char *name) {
   sbuf_printf(m,
               "{\"cpid\":\"%s\",\"sources\":[],\"time\":\"2026-11-24T10:%02d:00Z\","
               "\"component\":\"kubernetes-admin\",\"object\":{\"kind\":\"%s\",\"namespace\":"
               "\"d\",\"name\":\"%s\",\"uid\":\"%s-uid\"}}",
-              id(P(k)), k, kind, name, name);
+              rig_cpid(P(k)), k, kind, name, name);
 }
 
 /* Scale k at minute k: the person's update, the ReplicaSet's, a Pod's
@@ -60,16 +41,17 @@ static void post_scale(const rig_t *r, int k) {
   sbuf_printf(&m,
               ",{\"cpid\":\"%s\",\"sources\":[\"%s\"],\"trigger\":[\"%s\"],"
               "\"time\":\"2026-11-24T10:%02d:00.010Z\"}]",
-              id(N(k)), id(P(k)), id(P(k)), k);
+              rig_cpid(N(k)), rig_cpid(P(k)), rig_cpid(P(k)), k);
   sbuf_putc(&s, '[');
-  span(&s, P(k), 1, "kubernetes-admin", "update deployments", "Deployment", "web", "", k, 0);
-  span(&s, N(k), 2, "deployment-controller", "update replicasets", "ReplicaSet", "web-1",
-       "Deployment/web", k, 10);
-  span(&s, N(k), 3, "replicaset-controller", "create pods", "Pod", "", "ReplicaSet/web-1", k, 20);
-  span(&s, N(k), 4, "kube-scheduler", "create pods/binding", "Pod", "web-1-a", "ReplicaSet/web-1",
-       k, bind_ms[k]);
-  span(&s, N(k), 5, "kwok", "update pods/status", "Pod", "web-1-a", "ReplicaSet/web-1", k,
-       bind_ms[k] + 50);
+  rig_span(&s, P(k), 1, "kubernetes-admin", "update deployments", "Deployment", "web", "", k, 0);
+  rig_span(&s, N(k), 2, "deployment-controller", "update replicasets", "ReplicaSet", "web-1",
+           "Deployment/web", k, 10);
+  rig_span(&s, N(k), 3, "replicaset-controller", "create pods", "Pod", "", "ReplicaSet/web-1", k,
+           20);
+  rig_span(&s, N(k), 4, "kube-scheduler", "create pods/binding", "Pod", "web-1-a",
+           "ReplicaSet/web-1", k, bind_ms[k]);
+  rig_span(&s, N(k), 5, "kwok", "update pods/status", "Pod", "web-1-a", "ReplicaSet/web-1", k,
+           bind_ms[k] + 50);
   sbuf_putc(&s, ']');
   rig_post(r, "mergelogs", m.p);
   rig_post(r, "spans", s.p);
@@ -86,7 +68,7 @@ static void post_configmap(const rig_t *r) {
   root(&m, 0, "ConfigMap", "cfg");
   sbuf_putc(&m, ']');
   sbuf_putc(&s, '[');
-  span(&s, P(0), 1, "kubernetes-admin", "update configmaps", "ConfigMap", "cfg", "", 0, 0);
+  rig_span(&s, P(0), 1, "kubernetes-admin", "update configmaps", "ConfigMap", "cfg", "", 0, 0);
   sbuf_putc(&s, ']');
   rig_post(r, "mergelogs", m.p);
   rig_post(r, "spans", s.p);

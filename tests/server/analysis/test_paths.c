@@ -19,26 +19,6 @@
 #define P(k) (10 + (k))
 #define N(k) (20 + (k))
 
-static const char *id(int key) {
-  static char buf[8][40];
-  static int next;
-  char *b = buf[next++ % 8];
-  snprintf(b, 40, "%08x-0000-4000-8000-000000000000", (unsigned)key);
-  return b;
-}
-
-static void span(sbuf_t *s, int key, int n, const char *svc, const char *name, const char *kind,
-                 const char *obj, const char *owner, int k, int ms) {
-  sbuf_printf(s,
-              "%s{\"cpid\":\"%s\",\"span_id\":\"%016x\",\"service\":\"%s\",\"name\":\"%s\","
-              "\"start\":\"2026-11-24T10:%02d:00Z\",\"end\":\"2026-11-24T10:%02d:%02d.%03dZ\","
-              "\"attributes\":{\"kind\":\"%s\",\"namespace\":\"d\",\"name\":\"%s\",\"uid\":"
-              "\"%s-uid\",\"owner\":\"%s\",\"operation\":\"UPDATE\",\"resourceVersion\":"
-              "\"%d\"}}",
-              s->len > 1 ? "," : "", id(key), (unsigned)(key * 100 + n), svc, name, k, k, ms / 1000,
-              ms % 1000, kind, obj, obj, owner, n);
-}
-
 /* Scale k at minute k: the person's update, the ReplicaSet's, a binding
  * bind_ms into the minute, the Pod's status 50 ms later. */
 static void post_scale(const rig_t *r, int k, int bind_ms) {
@@ -49,16 +29,17 @@ static void post_scale(const rig_t *r, int k, int bind_ms) {
               "[{\"cpid\":\"%s\",\"sources\":[],\"time\":\"2026-11-24T10:%02d:00Z\"},"
               "{\"cpid\":\"%s\",\"sources\":[\"%s\"],\"trigger\":[\"%s\"],"
               "\"time\":\"2026-11-24T10:%02d:00.010Z\"}]",
-              id(P(k)), k, id(N(k)), id(P(k)), id(P(k)), k);
+              rig_cpid(P(k)), k, rig_cpid(N(k)), rig_cpid(P(k)), rig_cpid(P(k)), k);
   sbuf_putc(&s, '[');
-  span(&s, P(k), 1, "kubernetes-admin", "update deployments", "Deployment", "web", "", k, 0);
-  span(&s, N(k), 2, "deployment-controller", "update replicasets", "ReplicaSet", "web-1",
-       "Deployment/web", k, 10);
-  span(&s, N(k), 3, "replicaset-controller", "create pods", "Pod", "", "ReplicaSet/web-1", k, 20);
-  span(&s, N(k), 4, "kube-scheduler", "create pods/binding", "Pod", "web-1-a", "ReplicaSet/web-1",
-       k, bind_ms);
-  span(&s, N(k), 5, "kwok", "update pods/status", "Pod", "web-1-a", "ReplicaSet/web-1", k,
-       bind_ms + 50);
+  rig_span(&s, P(k), 1, "kubernetes-admin", "update deployments", "Deployment", "web", "", k, 0);
+  rig_span(&s, N(k), 2, "deployment-controller", "update replicasets", "ReplicaSet", "web-1",
+           "Deployment/web", k, 10);
+  rig_span(&s, N(k), 3, "replicaset-controller", "create pods", "Pod", "", "ReplicaSet/web-1", k,
+           20);
+  rig_span(&s, N(k), 4, "kube-scheduler", "create pods/binding", "Pod", "web-1-a",
+           "ReplicaSet/web-1", k, bind_ms);
+  rig_span(&s, N(k), 5, "kwok", "update pods/status", "Pod", "web-1-a", "ReplicaSet/web-1", k,
+           bind_ms + 50);
   sbuf_putc(&s, ']');
   rig_post(r, "mergelogs", m.p);
   rig_post(r, "spans", s.p);
@@ -76,19 +57,19 @@ static void critical_path(void **state) {
   rig_open(r);
   post_scale(r, 1, 40);
   char path[160];
-  snprintf(path, sizeof path, "/v1/cpids/%s/critical-path", id(P(1)));
+  snprintf(path, sizeof path, "/v1/cpids/%s/critical-path", rig_cpid(P(1)));
   json_t *j = hc_get_json(r->base, path, 200);
   const json_t *hops = json_object_get(j, "hops");
   assert_int_equal(json_array_size(hops), 4); /* not the Pod's create */
   assert_string_equal(str(json_array_get(hops, 2), "component"), "kube-scheduler");
   assert_string_equal(str(json_array_get(hops, 3), "write"), "update pods/status");
-  assert_string_equal(str(j, "cpid"), id(P(1)));
+  assert_string_equal(str(j, "cpid"), rig_cpid(P(1)));
   assert_string_equal(str(j, "scope"), "own");
   assert_true(json_real_value(json_object_get(j, "total_ms")) == 90.0);
   json_decref(j);
-  snprintf(path, sizeof path, "/v1/cpids/%s/critical-path?scope=everything", id(P(1)));
+  snprintf(path, sizeof path, "/v1/cpids/%s/critical-path?scope=everything", rig_cpid(P(1)));
   json_decref(hc_get_json(r->base, path, 400));
-  snprintf(path, sizeof path, "/v1/cpids/%s/critical-path", id(99));
+  snprintf(path, sizeof path, "/v1/cpids/%s/critical-path", rig_cpid(99));
   json_decref(hc_get_json(r->base, path, 404));
 }
 
@@ -110,7 +91,7 @@ static void critical_parts(void **state) {
   rig_open(r);
   post_scale(r, 1, 2040);
   char path[160], body[1200];
-  snprintf(path, sizeof path, "/v1/cpids/%s/critical-path", id(P(1)));
+  snprintf(path, sizeof path, "/v1/cpids/%s/critical-path", rig_cpid(P(1)));
   json_t *j = hc_get_json(r->base, path, 200);
   for (size_t i = 0; i < 4; i++) assert_null(hop_parts(j, i)); /* no details yet */
   json_decref(j);
@@ -121,7 +102,7 @@ static void critical_parts(void **state) {
            "\"d\",\"name\":\"web-1\",\"uid\":\"web-1-uid\"},\"resourceVersion\":\"3\","
            "\"previousResourceVersion\":\"2\",\"cpid\":\"%s\",\"diff\":[{\"path\":"
            "\"/spec/replicas\",\"old\":1,\"new\":2}]}]",
-           id(N(1)));
+           rig_cpid(N(1)));
   rig_post(r, "details", body);
   /* The binding's audit event, joined by the webhook's span annotation. */
   snprintf(body, sizeof body,
@@ -158,20 +139,20 @@ static void compared(void **state) {
   post_scale(r, 1, 40);
   post_scale(r, 2, 2040);
   char path[200];
-  snprintf(path, sizeof path, "/v1/compare?a=%s&b=%s", id(P(1)), id(P(2)));
+  snprintf(path, sizeof path, "/v1/compare?a=%s&b=%s", rig_cpid(P(1)), rig_cpid(P(2)));
   json_t *j = hc_get_json(r->base, path, 200);
   const json_t *first = json_array_get(json_object_get(j, "hops"), 0);
   assert_string_equal(str(first, "write"), "create pods/binding");
   assert_string_equal(str(first, "change"), "slower");
   assert_true(json_real_value(json_object_get(first, "delta_ms")) == 2000.0);
   assert_string_equal(str(json_array_get(json_object_get(j, "hops"), 1), "change"), "same");
-  assert_string_equal(str(json_object_get(j, "a"), "cpid"), id(P(1)));
-  assert_string_equal(str(json_object_get(j, "b"), "cpid"), id(P(2)));
+  assert_string_equal(str(json_object_get(j, "a"), "cpid"), rig_cpid(P(1)));
+  assert_string_equal(str(json_object_get(j, "b"), "cpid"), rig_cpid(P(2)));
   json_decref(j);
   json_decref(hc_get_json(r->base, "/v1/compare?a=nope&b=nope", 400));
-  snprintf(path, sizeof path, "/v1/compare?a=%s", id(P(1)));
+  snprintf(path, sizeof path, "/v1/compare?a=%s", rig_cpid(P(1)));
   json_decref(hc_get_json(r->base, path, 400));
-  snprintf(path, sizeof path, "/v1/compare?a=%s&b=%s", id(P(1)), id(99));
+  snprintf(path, sizeof path, "/v1/compare?a=%s&b=%s", rig_cpid(P(1)), rig_cpid(99));
   json_decref(hc_get_json(r->base, path, 404));
 }
 

@@ -29,14 +29,6 @@
 #define N(k) ((k) ? 20 + (k) : R0)
 #define Q(k, i) (100 * (k) + (i))
 
-static const char *id(int key) {
-  static char buf[8][40];
-  static int next;
-  char *b = buf[next++ % 8];
-  snprintf(b, 40, "%08x-0000-4000-8000-000000000000", (unsigned)key);
-  return b;
-}
-
 /* Scale k happens at minute k: its writes at second 1.., its Pods end at
  * second 10 + i. */
 static void t_at(char *out, int k, int s) { sprintf(out, "2026-11-24T10:%02d:%02dZ", k, s); }
@@ -44,10 +36,10 @@ static void t_at(char *out, int k, int s) { sprintf(out, "2026-11-24T10:%02d:%02
 static void ml(sbuf_t *b, int key, const int *src, int n, int trigger, int k, int s) {
   char t[32];
   t_at(t, k, s);
-  sbuf_printf(b, "%s{\"cpid\":\"%s\",\"sources\":[", b->len > 1 ? "," : "", id(key));
-  for (int i = 0; i < n; i++) sbuf_printf(b, "%s\"%s\"", i ? "," : "", id(src[i]));
+  sbuf_printf(b, "%s{\"cpid\":\"%s\",\"sources\":[", b->len > 1 ? "," : "", rig_cpid(key));
+  for (int i = 0; i < n; i++) sbuf_printf(b, "%s\"%s\"", i ? "," : "", rig_cpid(src[i]));
   sbuf_puts(b, "]");
-  if (trigger >= 0) sbuf_printf(b, ",\"trigger\":[\"%s\"]", id(src[trigger]));
+  if (trigger >= 0) sbuf_printf(b, ",\"trigger\":[\"%s\"]", rig_cpid(src[trigger]));
   /* The person's scales are kubectl's roots; the ReplicaSet's first context
    * is not. */
   sbuf_printf(b, ",\"time\":\"%s\",\"component\":\"%s\"", t,
@@ -79,7 +71,7 @@ static void post_scale(const rig_t *r, int k, int with_trigger) {
                 "%s{\"cpid\":\"%s\",\"span_id\":\"%016x\",\"service\":\"kubelet\",\"name\":"
                 "\"create Pod\",\"start\":\"%s\",\"end\":\"%s\",\"attributes\":{\"kind\":"
                 "\"Pod\"}}",
-                i ? "," : "", id(Q(k, i)), (unsigned)Q(k, i), t0, t1);
+                i ? "," : "", rig_cpid(Q(k, i)), (unsigned)Q(k, i), t0, t1);
   }
   sbuf_putc(&m, ']');
   sbuf_putc(&s, ']');
@@ -102,7 +94,7 @@ static void post_all(const rig_t *r, int with_trigger) {
 
 static json_t *get(const rig_t *r, int key, const char *what, long want) {
   char path[256];
-  snprintf(path, sizeof path, "/v1/cpids/%s/%s", id(key), what);
+  snprintf(path, sizeof path, "/v1/cpids/%s/%s", rig_cpid(key), what);
   json_t *j = hc_get_json(r->base, path, want);
   if (!j) fail_msg("GET %s did not answer %ld with JSON", path, want);
   return j;
@@ -118,8 +110,8 @@ static void expect_own(const json_t *t, int k) {
   assert_string_equal(json_string_value(json_object_get(t, "scope")), "own");
   const json_t *rel = json_object_get(t, "related");
   assert_int_equal(json_array_size(rel), 2 + PODS);
-  assert_true(hc_array_has(rel, id(P(k))) && hc_array_has(rel, id(N(k))));
-  for (int i = 0; i < PODS; i++) assert_true(hc_array_has(rel, id(Q(k, i))));
+  assert_true(hc_array_has(rel, rig_cpid(P(k))) && hc_array_has(rel, rig_cpid(N(k))));
+  for (int i = 0; i < PODS; i++) assert_true(hc_array_has(rel, rig_cpid(Q(k, i))));
   assert_int_equal(count(t, "mergelogs"), 2 + PODS);
   assert_int_equal(count(t, "spans"), PODS);
 }
@@ -128,7 +120,7 @@ static void expect_own(const json_t *t, int k) {
 static void expect_reachable(const json_t *t, int k) {
   const json_t *rel = json_object_get(t, "related");
   assert_int_equal(json_array_size(rel), 1 + (size_t)(SCALES - k + 1) * (1 + PODS));
-  for (int j = k; j <= SCALES; j++) assert_true(hc_array_has(rel, id(Q(j, 0))));
+  for (int j = k; j <= SCALES; j++) assert_true(hc_array_has(rel, rig_cpid(Q(j, 0))));
   assert_int_equal(count(t, "spans"), (size_t)(SCALES - k + 1) * PODS);
 }
 
@@ -159,7 +151,7 @@ static void test_trace_scopes(void **state) {
   json_decref(j);
   j = get(r, P(1), "related?scope=own", 200);
   assert_int_equal(count(j, "related"), 2 + PODS);
-  assert_false(hc_array_has(json_object_get(j, "related"), id(N(2))));
+  assert_false(hc_array_has(json_object_get(j, "related"), rig_cpid(N(2))));
   json_decref(j);
   j = get(r, P(1), "mergelogs?scope=own", 200);
   assert_int_equal(count(j, "mergelogs"), 2 + PODS);
@@ -174,7 +166,7 @@ static void test_trace_scopes(void **state) {
   j = get(r, N(2), "mergelogs?scope=own", 200);
   json_t *trig = json_object_get(json_array_get(json_object_get(j, "mergelogs"), 0), "trigger");
   assert_int_equal(json_array_size(trig), 1);
-  assert_string_equal(json_string_value(json_array_get(trig, 0)), id(P(2)));
+  assert_string_equal(json_string_value(json_array_get(trig, 0)), rig_cpid(P(2)));
   json_decref(j);
   /* The same over a restart: the flags come back from the store. */
   rig_close(r);
@@ -227,7 +219,7 @@ static void test_roots_summaries(void **state) {
       if (json_array_size(roots)) {
         json_t *root = json_array_get(roots, 0), *sum = json_object_get(root, "summary");
         int k = SCALES - seen; /* newest first */
-        assert_string_equal(json_string_value(json_object_get(root, "cpid")), id(P(k)));
+        assert_string_equal(json_string_value(json_object_get(root, "cpid")), rig_cpid(P(k)));
         char end[32];
         if (sc < 2) {
           assert_string_equal(json_string_value(json_object_get(sum, "scope")), "own");
@@ -277,7 +269,7 @@ static void test_scope_refusals(void **state) {
   snprintf(body, sizeof body,
            "[{\"cpid\":\"%s\",\"sources\":[\"%s\"],\"trigger\":[\"%s\"],\"time\":"
            "\"2026-11-24T10:00:00Z\"}]",
-           id(900), id(P(1)), id(P(2)));
+           rig_cpid(900), rig_cpid(P(1)), rig_cpid(P(2)));
   assert_int_equal(hc_request("POST", url, body, strlen(body), NULL, &resp), 0);
   assert_int_equal(resp.status, 400);
   assert_non_null(strstr(resp.body, "trigger[0]"));
@@ -319,7 +311,7 @@ static void test_database_before_trigger_lists(void **state) {
   assert_int_equal(count(t, "related"), 2 + PODS);
   json_decref(t);
   t = get(r, N(4), "trace", 200);
-  assert_false(hc_array_has(json_object_get(t, "related"), id(N(5))));
+  assert_false(hc_array_has(json_object_get(t, "related"), rig_cpid(N(5))));
   json_decref(t);
 }
 
