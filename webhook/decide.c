@@ -288,17 +288,11 @@ static void target_of(wh_t *w, const wh_review_t *r, carrier_t c, int64_t now, w
 }
 
 /* When the write's cause was admitted: the latest of the merged changes for
- * a new CPID, else the first write of the CPID it keeps. */
-static int64_t cause_time(wh_t *w, const wh_decision_t *d, const wh_sources_t *s, int64_t now) {
-  int64_t t = 0;
-  if (d->how == RIPPLE_MERGE_NEW) {
-    for (size_t i = 0; i < s->n; i++) {
-      int64_t ti = wh_memo_cause_get(w->memo, &s->ctx[i].cpid);
-      if (ti > t) t = ti;
-    }
-  } else {
-    t = wh_memo_cause_get(w->memo, &d->ctx.cpid);
-  }
+ * a new CPID (newest() looked them up already), else the first write of the
+ * CPID it keeps. */
+static int64_t cause_time(wh_t *w, const wh_decision_t *d, int64_t sources_newest, int64_t now) {
+  int64_t t =
+      d->how == RIPPLE_MERGE_NEW ? sources_newest : wh_memo_cause_get(w->memo, &d->ctx.cpid);
   return t > 0 && t <= now ? t : now;
 }
 
@@ -389,15 +383,19 @@ static int own_source(wh_t *w, const wh_review_t *r, carrier_t c, wh_decision_t 
  * does not own the later three's Pods through the ReplicaSet's context. When
  * no time is known (a memory lost in a restart) it is 0: not known, every
  * source counts. A guess by time, not a proof: a slow Pod of an earlier scale
- * that becomes ready after a later scale is counted to the later one. */
-static size_t newest(wh_t *w, const ripple_ctx_t *target, const wh_sources_t *s,
-                     ripple_cpid_t *out) {
+ * that becomes ready after a later scale is counted to the later one.
+ * *sources_newest: the latest time of the sources alone (the target left
+ * out), the span's start for a new CPID (cause_time). */
+static size_t newest(wh_t *w, const ripple_ctx_t *target, const wh_sources_t *s, ripple_cpid_t *out,
+                     int64_t *sources_newest) {
   int64_t best = 0;
   size_t n = 0;
+  *sources_newest = 0;
   for (size_t i = 0; i <= s->n; i++) {
     const ripple_ctx_t *c = i < s->n ? &s->ctx[i] : target;
     if (!ripple_ctx_is_set(c)) continue;
     int64_t t = wh_memo_cause_get(w->memo, &c->cpid);
+    if (i < s->n && t > *sources_newest) *sources_newest = t;
     if (t <= 0 || t < best) continue;
     if (t > best) n = 0;
     best = t;
@@ -456,7 +454,8 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
   for (size_t i = 0; i < s->n; i++) ptr[i] = &s->ctx[i];
   ripple_objref_t ref = wh_objref(r, d);
   ripple_cpid_t trig[WH_SOURCES_MAX + 1];
-  wh_sink_trigger(trig, newest(w, &target, s, trig));
+  int64_t sources_newest;
+  wh_sink_trigger(trig, newest(w, &target, s, trig, &sources_newest));
   int rc = ripple_merge(w->tracer, &target, ptr, s->n, &ref, &d->ctx, &d->how);
   wh_sink_trigger(NULL, 0);
   if (rc != RIPPLE_OK) return rc;
@@ -477,7 +476,7 @@ static int decide_controller(wh_t *w, const wh_review_t *r, carrier_t c, wh_cert
       d->spontaneous = 1;
   }
   d->traced = 1;
-  d->start_ns = d->spontaneous || d->cause_unknown ? now : cause_time(w, d, s, now);
+  d->start_ns = d->spontaneous || d->cause_unknown ? now : cause_time(w, d, sources_newest, now);
   d->held = holds(r, c, d);
   if (c == CARRY_OBJECT && d->held) return keep_annotation(w, r, d);
   if (c == CARRY_OBJECT) return patch_object(r->object, d->kind, d);
