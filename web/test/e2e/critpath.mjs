@@ -16,21 +16,11 @@
  * opened directly and from the trace page's "Compare with", lists the binding first as
  * slower. Exits 1 with what was wrong.
  */
-import { parseArgs } from 'node:util';
 import { openBrowser, openView, waitView } from './browser.mjs';
+import { CheckError, assert, eq, serverArg, post as postTo } from './check.mjs';
 
-const { values: opt } = parseArgs({ options: { server: { type: 'string' } } });
-if (!opt.server) {
-  process.stderr.write('usage: critpath.mjs --server URL\n');
-  process.exit(2);
-}
-const base = opt.server.replace(/\/$/, '');
+const base = serverArg('critpath.mjs');
 
-class CheckError extends Error {}
-const assert = (ok, msg) => {
-  if (!ok) throw new CheckError(msg);
-};
-const eq = (a, b, what) => assert(a === b, `${what}: expected ${JSON.stringify(b)}, got ${JSON.stringify(a)}`);
 
 /* CPIDs of this run: P(k) the person's change of scale k, N(k) the ReplicaSet's merge. */
 const TAIL = Date.now().toString(16).padStart(12, '0').slice(-12);
@@ -47,10 +37,7 @@ function span(cpid, key, n, service, name, kind, obj, owner, k, ms) {
     attributes: { kind, namespace: 'crit', name: obj, uid: `${obj}-uid-${k}`, owner, operation: 'UPDATE', resourceVersion: String(n) } };
 }
 
-async function post(what, body) {
-  const res = await fetch(`${base}/v1/${what}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  if (!res.ok) throw new CheckError(`POST /v1/${what}: ${res.status} ${await res.text()}`);
-}
+const post = (what, body) => postTo(base, what, body);
 
 /* Scale k: the person's update, the ReplicaSet's, a binding bindMs in, the Pod's status 50 ms later. */
 async function postScale(k, bindMs) {

@@ -24,15 +24,11 @@ import { parseArgs } from 'node:util';
 import { openBrowser } from './browser.mjs';
 import { cascade, ROOT, MERGE } from '../unit/fixture.mjs';
 import { details, stalls, fights, sid } from '../unit/details-fixture.mjs';
+import { CheckError, assert, eq } from './check.mjs';
 
 const { values: opt } = parseArgs({ options: { dir: { type: 'string' } } });
 const web = fileURLToPath(new URL('../..', import.meta.url));
 
-class CheckError extends Error {}
-const assert = (ok, msg) => {
-  if (!ok) throw new CheckError(msg);
-};
-const eq = (a, b, what) => assert(a === b, `${what}: expected ${JSON.stringify(b)}, got ${JSON.stringify(a)}`);
 
 /* The fixtures' times moved to now (for the live check: a trace that just happened). */
 function shiftToNow(obj) {

@@ -13,21 +13,11 @@
  * the form's write filter narrows it to the ConfigMap's change. Exits 1 with what was
  * wrong.
  */
-import { parseArgs } from 'node:util';
 import { openBrowser, openView, waitView } from './browser.mjs';
+import { assert, eq, serverArg, post as postTo } from './check.mjs';
 
-const { values: opt } = parseArgs({ options: { server: { type: 'string' } } });
-if (!opt.server) {
-  process.stderr.write('usage: hopstats.mjs --server URL\n');
-  process.exit(2);
-}
-const base = opt.server.replace(/\/$/, '');
+const base = serverArg('hopstats.mjs');
 
-class CheckError extends Error {}
-const assert = (ok, msg) => {
-  if (!ok) throw new CheckError(msg);
-};
-const eq = (a, b, what) => assert(a === b, `${what}: expected ${JSON.stringify(b)}, got ${JSON.stringify(a)}`);
 
 const TAIL = Date.now().toString(16).padStart(12, '0').slice(-12);
 const id = (n) => `${n.toString(16).padStart(8, '0')}-0000-4000-8000-${TAIL}`;
@@ -44,10 +34,7 @@ function span(cpid, key, n, service, name, kind, obj, owner, k, ms) {
     attributes: { kind, namespace: 'hops', name: obj, uid: `${obj}-uid-${k}`, owner } };
 }
 
-async function post(what, body) {
-  const res = await fetch(`${base}/v1/${what}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  if (!res.ok) throw new CheckError(`POST /v1/${what}: ${res.status} ${await res.text()}`);
-}
+const post = (what, body) => postTo(base, what, body);
 
 function root(k, kind, name) {
   return { cpid: P(k), sources: [], time: at(k, 0), component: 'kubernetes-admin',

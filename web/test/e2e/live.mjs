@@ -14,21 +14,12 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { openBrowser } from './browser.mjs';
+import { CheckError, assert, serverArg } from './check.mjs';
 
-const { values: opt } = parseArgs({ options: { server: { type: 'string' } } });
-if (!opt.server) {
-  process.stderr.write('usage: live.mjs --server URL\n');
-  process.exit(2);
-}
-const base = opt.server.replace(/\/$/, '');
+const base = serverArg('live.mjs');
 const gen = fileURLToPath(new URL('../fixtures/gen-trace.mjs', import.meta.url));
 
-class CheckError extends Error {}
-const assert = (ok, msg) => {
-  if (!ok) throw new CheckError(msg);
-};
 
 /* The whole trace as gen-trace will post it (same seed), then the same posted slowly. */
 function run(args) {

@@ -14,21 +14,11 @@
  * change's own span count by default and everything reachable after its toggle. Exits 1
  * with what was wrong.
  */
-import { parseArgs } from 'node:util';
 import { openBrowser, openView } from './browser.mjs';
+import { assert, eq, serverArg, post as postTo } from './check.mjs';
 
-const { values: opt } = parseArgs({ options: { server: { type: 'string' } } });
-if (!opt.server) {
-  process.stderr.write('usage: scope.mjs --server URL\n');
-  process.exit(2);
-}
-const base = opt.server.replace(/\/$/, '');
+const base = serverArg('scope.mjs');
 
-class CheckError extends Error {}
-const assert = (ok, msg) => {
-  if (!ok) throw new CheckError(msg);
-};
-const eq = (a, b, what) => assert(a === b, `${what}: expected ${JSON.stringify(b)}, got ${JSON.stringify(a)}`);
 
 const SCALES = 3;
 const PODS = 5;
@@ -50,10 +40,7 @@ function span(cpid, sid, service, name, kind, oname, k, s) {
     attributes: { kind, namespace: 'scope', name: oname, user: service, operation: name.startsWith('create') ? 'CREATE' : 'UPDATE' } };
 }
 
-async function post(what, body) {
-  const res = await fetch(`${base}/v1/${what}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  if (!res.ok) throw new CheckError(`POST /v1/${what}: ${res.status} ${await res.text()}`);
-}
+const post = (what, body) => postTo(base, what, body);
 
 async function record() {
   await post('mergelogs', [{ cpid: R0, sources: [], time: at(0, 1), component: 'deployment-controller' }]);
